@@ -1,0 +1,86 @@
+"""The wirespeed test frame: RFC 2544 Appendix C (Ethernet II / IPv4 / UDP) carrying a
+16-byte signature at the start of the UDP payload. Plain Python, shared by the generator,
+the analyzer, their golden models and the host.
+
+Offsets are of the frame without preamble, FCS included in lengths (L = 64..1518).
+"""
+
+ETH_HDR = 14
+IPV4_HDR = 20
+UDP_HDR = 8
+FCS = 4
+#: Bytes a frame occupies on the wire beyond its length: preamble 7, SFD 1, minimum gap 12.
+WIRE_OVERHEAD = 20
+MIN_FRAME = 64
+MAX_FRAME = 1518
+
+SIG_OFFSET = ETH_HDR + IPV4_HDR + UDP_HDR  # 42
+SIG_MAGIC = 0x5753  # "WS"
+SIG_CHECK_SEED = 0xA55A
+SIG_LEN = 16
+HEADER_LEN = SIG_OFFSET + SIG_LEN  # 58: bytes before the fill
+
+ETHERTYPE_IPV4 = 0x0800
+IP_PROTO_UDP = 17
+DEFAULT_TTL = 10
+#: RFC 2544 Appendix C.2.6.4: UDP source port 0xC020, destination port 7 (echo).
+DEFAULT_SRC_PORT = 0xC020
+DEFAULT_DST_PORT = 7
+
+
+def line_rate_fps(frame_len, bit_rate=1e9):
+    """Maximum frames/s of ``frame_len``-byte frames on a link of ``bit_rate`` b/s."""
+    return bit_rate / 8 / (frame_len + WIRE_OVERHEAD)
+
+
+def signature_check(stream_id, seq, ts):
+    """The 16-bit check value that tells a signature from random payload."""
+    ts &= (1 << 48) - 1
+    return (SIG_CHECK_SEED ^ stream_id ^ (seq >> 16) ^ (seq & 0xFFFF)
+            ^ (ts >> 32) ^ ((ts >> 16) & 0xFFFF) ^ (ts & 0xFFFF)) & 0xFFFF
+
+
+def ipv4_checksum(header: bytes) -> int:
+    """RFC 791 header checksum (ones' complement of the ones' complement sum)."""
+    s = sum(int.from_bytes(header[i:i + 2], "big") for i in range(0, len(header), 2))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def build_frame(*, frame_len, dst_mac, src_mac, src_ip, dst_ip, src_port=DEFAULT_SRC_PORT,
+                dst_port=DEFAULT_DST_PORT, ttl=DEFAULT_TTL, stream_id=0, seq=0, ts=0):
+    """Golden model: the frame the generator emits, without FCS (``frame_len - 4`` bytes).
+    Addresses and MACs are integers."""
+    if not MIN_FRAME <= frame_len <= MAX_FRAME:
+        raise ValueError(f"frame_len must be {MIN_FRAME}..{MAX_FRAME}, got {frame_len}")
+    eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + ETHERTYPE_IPV4.to_bytes(2, "big")
+    ip_len = frame_len - ETH_HDR - FCS
+    ip = bytearray(b"\x45\x00" + ip_len.to_bytes(2, "big") + b"\x00\x00\x00\x00"
+                   + bytes([ttl, IP_PROTO_UDP]) + b"\x00\x00"
+                   + src_ip.to_bytes(4, "big") + dst_ip.to_bytes(4, "big"))
+    ip[10:12] = ipv4_checksum(bytes(ip)).to_bytes(2, "big")
+    udp = (src_port.to_bytes(2, "big") + dst_port.to_bytes(2, "big")
+           + (ip_len - IPV4_HDR).to_bytes(2, "big") + b"\x00\x00")
+    sig = (SIG_MAGIC.to_bytes(2, "big") + stream_id.to_bytes(2, "big") + seq.to_bytes(4, "big")
+           + (ts & ((1 << 48) - 1)).to_bytes(6, "big")
+           + signature_check(stream_id, seq, ts).to_bytes(2, "big"))
+    body = eth + bytes(ip) + udp + sig
+    return body + bytes(frame_len - FCS - len(body))
+
+
+def parse_signature(frame: bytes):
+    """Golden model of the analyzer's recogniser: (stream_id, seq, ts) or None."""
+    if len(frame) < HEADER_LEN:
+        return None
+    if frame[12:14] != ETHERTYPE_IPV4.to_bytes(2, "big") or frame[14] != 0x45 or frame[23] != IP_PROTO_UDP:
+        return None
+    sig = frame[SIG_OFFSET:SIG_OFFSET + SIG_LEN]
+    if int.from_bytes(sig[0:2], "big") != SIG_MAGIC:
+        return None
+    stream_id = int.from_bytes(sig[2:4], "big")
+    seq = int.from_bytes(sig[4:8], "big")
+    ts = int.from_bytes(sig[8:14], "big")
+    if int.from_bytes(sig[14:16], "big") != signature_check(stream_id, seq, ts):
+        return None
+    return stream_id, seq, ts

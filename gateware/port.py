@@ -1,0 +1,102 @@
+"""One tester port: trial scheduler, frame generator, LiteEth MAC and analyzer, with its
+registers (``pN.gen.*``, ``pN.ana.*``) declared in the tester's register bank."""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from . import frame as F
+from .analyzer import Analyzer
+from .generator import FrameGenerator
+from .mac import EthMAC, GMIISignature
+from .scheduler import TrialScheduler
+
+__all__ = ["TesterPort"]
+
+# (field, bits, reset, doc) of the generator's configuration registers
+_GEN_CONFIG = [
+    ("enable", 1, 0, "1: this port transmits when a trial starts"),
+    ("frame_len", 16, 64, "frame length in bytes, FCS included (64..1518)"),
+    ("period", 64, (64 + F.WIRE_OVERHEAD) << 32,
+     "Q32.32 clock cycles between frame starts; frame_len + 20 is 100% of line rate"),
+    ("mode", 1, 0, "trial end: 0 after `duration` cycles, 1 after `count` frames"),
+    ("duration", 64, 125_000, "trial length in clock cycles (mode 0)"),
+    ("count", 64, 1000, "frames per trial (mode 1)"),
+    ("stream_id", 16, 0, "stream id carried in the signature"),
+    ("dst_mac", 48, 0x020000000002, "destination MAC address"),
+    ("src_mac", 48, 0x020000000001, "source MAC address"),
+    ("src_ip", 32, 0xC6120001, "source IPv4 address (default 198.18.0.1)"),
+    ("dst_ip", 32, 0xC6130001, "destination IPv4 address (default 198.19.0.1)"),
+    ("src_port", 16, F.DEFAULT_SRC_PORT, "UDP source port"),
+    ("dst_port", 16, F.DEFAULT_DST_PORT, "UDP destination port"),
+    ("ttl", 8, F.DEFAULT_TTL, "IPv4 TTL"),
+]
+_GEN_COUNTERS = [
+    ("tx_frames", "test frames sent"),
+    ("tx_bytes", "bytes of test frames sent, FCS included"),
+    ("first_tx_ns", "transmit timestamp of the first frame"),
+    ("last_tx_ns", "transmit timestamp of the last frame"),
+]
+_ANA_COUNTERS = [
+    ("rx_frames", 64, "test frames received with a good FCS"),
+    ("rx_bytes", 64, "bytes of those frames, FCS included"),
+    ("seq_errors", 64, "test frames whose sequence number was not the expected one"),
+    ("fcs_errors", 64, "frames received with a bad FCS"),
+    ("other_frames", 64, "good frames that are not wirespeed test frames"),
+    ("lat_min", 32, "smallest latency, ns (0xffffffff before the first frame)"),
+    ("lat_max", 32, "largest latency, ns"),
+    ("lat_sum", 64, "sum of latencies, ns"),
+    ("first_rx_ns", 64, "receive timestamp of the first test frame"),
+    ("last_rx_ns", 64, "receive timestamp of the last test frame"),
+]
+
+
+class TesterPort(wiring.Component):
+    start: In(1)
+    stop: In(1)
+    clear: In(1)
+    snapshot: In(1)
+    now: In(64)
+    gmii: Out(GMIISignature)
+
+    def __init__(self, bank, index):
+        super().__init__()
+        p = f"p{index}"
+        self._config = {name: bank.add(f"{p}.gen.{name}", bits, "rw", reset=reset, doc=doc)
+                        for name, bits, reset, doc in _GEN_CONFIG}
+        self._running = bank.add(f"{p}.gen.running", 1, "r", doc="1 while a trial is in progress (live)")
+        self._gen_snap = {name: bank.add(f"{p}.gen.{name}", 64, "r", doc=doc + " (snapshot)")
+                          for name, doc in _GEN_COUNTERS}
+        self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
+                          for name, bits, doc in _ANA_COUNTERS}
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.sched = sched = TrialScheduler()
+        m.submodules.gen = gen = FrameGenerator()
+        m.submodules.mac = mac = EthMAC()
+        m.submodules.ana = ana = Analyzer()
+        cfg = self._config
+
+        m.d.comb += [
+            sched.start.eq(self.start), sched.stop.eq(self.stop), sched.enable.eq(cfg["enable"]),
+            sched.mode.eq(cfg["mode"]), sched.duration.eq(cfg["duration"]),
+            sched.count.eq(cfg["count"]), sched.period.eq(cfg["period"]),
+            sched.gen_busy.eq(gen.busy),
+            gen.start.eq(sched.start_frame), gen.clear.eq(self.clear), gen.now.eq(self.now),
+            ana.now.eq(self.now), ana.clear.eq(self.clear),
+            self._running.eq(sched.running),
+        ]
+        for name in ("frame_len", "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port",
+                     "dst_port", "ttl", "stream_id"):
+            m.d.comb += getattr(gen, name).eq(cfg[name])
+        wiring.connect(m, gen.source, mac.sink)
+        wiring.connect(m, mac.source, ana.sink)
+        wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
+
+        with m.If(self.snapshot):
+            for name, reg in self._gen_snap.items():
+                m.d.sync += reg.eq(getattr(gen, name))
+            for name, reg in self._ana_snap.items():
+                m.d.sync += reg.eq(getattr(ana, name))
+        return m

@@ -1,0 +1,104 @@
+"""A register bank on a simple 32-bit CSR bus, declared once and exported as a
+:class:`~wirespeed.gateware.regmap.RegisterMap`.
+
+amaranth-soc is the natural home for this, but the package on PyPI is a name placeholder
+(version ``0``, no code) and this project installs only from package registries, so the
+bank is kept here, small: declare registers with :meth:`RegisterBank.add`, wire the returned
+signals into the design, and export the map with :meth:`RegisterBank.register_map`.
+
+Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. A read strobe samples
+``addr`` on a clock edge; ``r_data`` holds the word from that edge until the next read. A
+write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register wider
+than 32 bits latches its upper words, so a live 64-bit value is read consistently low
+word first.
+"""
+
+from amaranth import Module, Signal, Const
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .regmap import Register, RegisterMap
+
+__all__ = ["CSRBusSignature", "RegisterBank", "ADDR_WIDTH"]
+
+ADDR_WIDTH = 12
+
+CSRBusSignature = wiring.Signature({
+    "addr":   In(ADDR_WIDTH),
+    "r_stb":  In(1),
+    "r_data": Out(32),
+    "w_stb":  In(1),
+    "w_data": In(32),
+})
+
+
+class RegisterBank(wiring.Component):
+    """Registers allocated in declaration order, each on a word boundary.
+
+    ``add(name, width, access)`` returns the register's signal:
+
+    * ``"rw"``: the storage, driven by the bank, read by the design;
+    * ``"r"``: a signal the design drives and the host reads;
+    * ``"w"``: a strobe the bank drives high for the cycle of a host write.
+    """
+
+    bus: In(CSRBusSignature)
+
+    def __init__(self, *, name, version, clk_hz, n_ports):
+        super().__init__()
+        self._meta = dict(name=name, version=version, clk_hz=clk_hz, n_ports=n_ports)
+        self._regs = []  # (Register, Signal)
+        self._next = 0
+
+    def add(self, name, width, access, *, reset=0, doc=""):
+        reg = Register(name, self._next, width, access, reset if access == "rw" else 0, doc)
+        if (self._next + 4 * reg.words) >> 2 > (1 << ADDR_WIDTH):
+            raise ValueError(f"register {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
+        sig = Signal(width, name=name.replace(".", "_"), init=reg.reset)
+        self._regs.append((reg, sig))
+        self._next += 4 * reg.words
+        return sig
+
+    def align(self, boundary):
+        """Start the next register on a multiple of ``boundary`` bytes (keeps blocks tidy)."""
+        self._next = -(-self._next // boundary) * boundary
+
+    def register_map(self):
+        return RegisterMap(registers=[r for r, _ in self._regs], **self._meta)
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.bus
+        with m.If(bus.w_stb):
+            with m.Switch(bus.addr):
+                for reg, sig in self._regs:
+                    if reg.access == "r":
+                        continue
+                    for i, off in enumerate(reg.word_offsets):
+                        hi = min(32 * (i + 1), reg.width)
+                        with m.Case(off >> 2):
+                            if reg.access == "rw":
+                                m.d.sync += sig[32 * i:hi].eq(bus.w_data)
+                            else:
+                                m.d.comb += sig[32 * i:hi].eq(bus.w_data)
+
+        with m.If(bus.r_stb):
+            with m.Switch(bus.addr):
+                for reg, sig in self._regs:
+                    if reg.access == "w":
+                        continue
+                    latched = sig
+                    if reg.access == "r" and reg.words > 1:
+                        latched = Signal(reg.width - 32, name=f"{sig.name}_hi")
+                    for i, off in enumerate(reg.word_offsets):
+                        hi = min(32 * (i + 1), reg.width)
+                        with m.Case(off >> 2):
+                            if latched is sig or i == 0:
+                                m.d.sync += bus.r_data.eq(sig[32 * i:hi])
+                            else:
+                                m.d.sync += bus.r_data.eq(latched[32 * (i - 1):hi - 32])
+                            if latched is not sig and i == 0:
+                                m.d.sync += latched.eq(sig[32:])
+                with m.Default():
+                    m.d.sync += bus.r_data.eq(Const(0, 32))
+        return m

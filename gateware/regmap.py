@@ -1,0 +1,156 @@
+"""The register map as data: the one description that gateware, host driver, simulation
+bridge and docs share.
+
+The gateware declares its registers (see :mod:`wirespeed.gateware.registers`); the declaration
+is turned into a :class:`RegisterMap`, which is exported as JSON. This module is plain
+Python (no Amaranth import) so the host can load a map without the HDL toolchain.
+
+Bus conventions (the CSR bus of the tester):
+
+* 32-bit data words, byte addresses; a register of W bits occupies ceil(W/32) consecutive
+  words, least significant word first (little-endian word order).
+* Access ``r`` (read only), ``rw`` (read/write storage) or ``w`` (write strobe: writing
+  pulses the bits for one clock cycle, reads return 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["Register", "RegisterMap", "MAGIC", "DATA_WIDTH"]
+
+#: Value of ``id.magic``: ASCII "WSPD".
+MAGIC = 0x57535044
+DATA_WIDTH = 32
+ACCESS = ("r", "rw", "w")
+
+
+@dataclass(frozen=True)
+class Register:
+    name: str
+    offset: int  # byte address of the least significant word
+    width: int  # bits
+    access: str  # "r", "rw" or "w"
+    reset: int = 0
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.access not in ACCESS:
+            raise ValueError(f"register {self.name}: access must be one of {ACCESS}, not {self.access!r}")
+        if not 1 <= self.width <= 128:
+            raise ValueError(f"register {self.name}: width must be 1..128, not {self.width}")
+        if self.offset % 4:
+            raise ValueError(f"register {self.name}: offset {self.offset:#x} is not word aligned")
+
+    @property
+    def words(self) -> int:
+        return (self.width + DATA_WIDTH - 1) // DATA_WIDTH
+
+    @property
+    def word_offsets(self) -> list[int]:
+        return [self.offset + 4 * i for i in range(self.words)]
+
+    def split(self, value: int) -> list[int]:
+        """A value as the list of 32-bit words to write, least significant first."""
+        if not 0 <= value < (1 << self.width):
+            raise ValueError(f"{self.name}: value {value} does not fit in {self.width} bits")
+        return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(self.words)]
+
+    def join(self, words: list[int]) -> int:
+        value = 0
+        for i, w in enumerate(words):
+            value |= (w & 0xFFFFFFFF) << (32 * i)
+        return value & ((1 << self.width) - 1)
+
+
+@dataclass
+class RegisterMap:
+    name: str
+    version: str
+    clk_hz: int
+    n_ports: int
+    registers: list[Register] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._by_name = {}
+        used = {}
+        for reg in self.registers:
+            if reg.name in self._by_name:
+                raise ValueError(f"register {reg.name} declared twice")
+            self._by_name[reg.name] = reg
+            for off in reg.word_offsets:
+                if off in used:
+                    raise ValueError(f"register {reg.name} overlaps {used[off]} at {off:#x}")
+                used[off] = reg.name
+
+    def __getitem__(self, name: str) -> Register:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no register named {name!r} in the wirespeed register map") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def __iter__(self):
+        return iter(self.registers)
+
+    @property
+    def size(self) -> int:
+        """Bytes of address space used."""
+        return max((r.offset + 4 * r.words for r in self.registers), default=0)
+
+    def _content(self) -> dict:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "clk_hz": self.clk_hz,
+            "n_ports": self.n_ports,
+            "data_width": DATA_WIDTH,
+            "registers": [asdict(r) for r in self.registers],
+        }
+
+    @property
+    def hash(self) -> int:
+        """32-bit content hash of the map (names, offsets, widths, access, resets); the
+        gateware reports it in ``id.map_hash`` so the host can refuse a mismatching bitstream.
+        Docs do not count, so rewording a doc string does not break a built bitstream."""
+        content = self._content()
+        for r in content["registers"]:
+            r.pop("doc")
+        blob = json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
+        return int.from_bytes(hashlib.sha256(blob).digest()[:4], "big")
+
+    def to_json(self) -> str:
+        content = self._content()
+        content["hash"] = f"{self.hash:#010x}"
+        return json.dumps(content, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RegisterMap":
+        try:
+            data = json.loads(text)
+            regs = [Register(**r) for r in data["registers"]]
+            rmap = cls(data["name"], data["version"], data["clk_hz"], data["n_ports"], regs)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"malformed register map: {exc}") from None
+        if "hash" in data and int(data["hash"], 16) != rmap.hash:
+            raise ValueError(f"register map hash {data['hash']} does not match its content ({rmap.hash:#010x})")
+        return rmap
+
+    def to_markdown(self) -> str:
+        lines = [
+            f"# Register map ({self.name} {self.version})",
+            "",
+            f"Generated from the gateware declaration; map hash `{self.hash:#010x}`, "
+            f"{self.n_ports} ports, {self.clk_hz / 1e6:g} MHz. 32-bit words, byte addresses, "
+            "wide registers least significant word first.",
+            "",
+            "| offset | name | bits | access | reset | description |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in self.registers:
+            lines.append(f"| `{r.offset:#06x}` | `{r.name}` | {r.width} | {r.access} | {r.reset:#x} | {r.doc} |")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""The simulation top: two tester ports, the timebase, the identification block and the
+command register on one CSR bus, with flat port names for the C++ harness
+(see docs/architecture.md for the port list)."""
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .port import TesterPort
+from .registers import ADDR_WIDTH, RegisterBank
+from .regmap import MAGIC
+from .timebase import Timebase
+
+__all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD_STOP",
+           "CMD_CLEAR", "CMD_SNAPSHOT"]
+
+GATEWARE_VERSION = (0, 1, 0)
+CLK_HZ = 125_000_000
+N_PORTS = 2
+CMD_START, CMD_STOP, CMD_CLEAR, CMD_SNAPSHOT = 1, 2, 4, 8
+
+
+def _version_word():
+    major, minor, patch = GATEWARE_VERSION
+    return (major << 16) | (minor << 8) | patch
+
+
+class SimTop(wiring.Component):
+    def __init__(self, n_ports=N_PORTS, clk_hz=CLK_HZ):
+        members = {}
+        for i in range(n_ports):
+            members |= {f"p{i}_gmii_tx_en": Out(1), f"p{i}_gmii_tx_er": Out(1), f"p{i}_gmii_txd": Out(8),
+                        f"p{i}_gmii_rx_dv": In(1), f"p{i}_gmii_rx_er": In(1), f"p{i}_gmii_rxd": In(8)}
+        members |= {"csr_addr": In(ADDR_WIDTH), "csr_r_stb": In(1), "csr_r_data": Out(32),
+                    "csr_w_stb": In(1), "csr_w_data": In(32)}
+        super().__init__(members)
+        self.n_ports, self.clk_hz = n_ports, clk_hz
+        self.bank = bank = RegisterBank(name="wirespeed", version="%d.%d.%d" % GATEWARE_VERSION,
+                                        clk_hz=clk_hz, n_ports=n_ports)
+        self._id = {
+            "magic": bank.add("id.magic", 32, "r", doc='0x57535044 ("WSPD")'),
+            "version": bank.add("id.version", 32, "r", doc="gateware version, major<<16 | minor<<8 | patch"),
+            "map_hash": bank.add("id.map_hash", 32, "r", doc="hash of this register map"),
+            "clk_hz": bank.add("id.clk_hz", 32, "r", doc="system clock frequency, Hz"),
+            "n_ports": bank.add("id.n_ports", 32, "r", doc="number of tester ports"),
+        }
+        self._time = bank.add("time.ns", 64, "r", doc="free-running timebase, ns; reading the low word latches the high word")
+        self._cmd = bank.add("ctrl.cmd", 4, "w",
+                             doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters")
+        self.ports = []
+        for i in range(n_ports):
+            bank.align(0x400)
+            self.ports.append(TesterPort(bank, i))
+        self.register_map = bank.register_map()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.bank = bank = self.bank
+        m.submodules.timebase = tb = Timebase(self.clk_hz)
+        m.d.comb += [
+            bank.bus.addr.eq(self.csr_addr), bank.bus.r_stb.eq(self.csr_r_stb),
+            bank.bus.w_stb.eq(self.csr_w_stb), bank.bus.w_data.eq(self.csr_w_data),
+            self.csr_r_data.eq(bank.bus.r_data),
+            self._id["magic"].eq(MAGIC), self._id["version"].eq(_version_word()),
+            self._id["map_hash"].eq(self.register_map.hash), self._id["clk_hz"].eq(self.clk_hz),
+            self._id["n_ports"].eq(self.n_ports), self._time.eq(tb.now),
+        ]
+        for i, port in enumerate(self.ports):
+            m.submodules[f"port{i}"] = port
+            m.d.comb += [
+                port.start.eq(self._cmd[0]), port.stop.eq(self._cmd[1]),
+                port.clear.eq(self._cmd[2]), port.snapshot.eq(self._cmd[3]), port.now.eq(tb.now),
+                getattr(self, f"p{i}_gmii_tx_en").eq(port.gmii.tx_en),
+                getattr(self, f"p{i}_gmii_tx_er").eq(port.gmii.tx_er),
+                getattr(self, f"p{i}_gmii_txd").eq(port.gmii.txd),
+                port.gmii.rx_dv.eq(getattr(self, f"p{i}_gmii_rx_dv")),
+                port.gmii.rx_er.eq(getattr(self, f"p{i}_gmii_rx_er")),
+                port.gmii.rxd.eq(getattr(self, f"p{i}_gmii_rxd")),
+            ]
+        return m
+
+
+def build_register_map(n_ports=N_PORTS):
+    """The register map of the tester, without generating any HDL."""
+    top = SimTop(n_ports)
+    for unused in (top, top.bank, *top.ports):   # declared for their map, never elaborated
+        unused._MustUse__silence = True
+    return top.register_map
