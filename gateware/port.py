@@ -11,7 +11,16 @@ from .generator import FrameGenerator
 from .mac import EthMAC, GMIISignature
 from .scheduler import TrialScheduler
 
-__all__ = ["TesterPort"]
+__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS"]
+
+#: Fixed delay from a frame's transmit timestamp to the clock edge at which its first byte
+#: after the SFD is sampled on the GMII TX pins (generator start, LiteEth TX path).
+TX_PIPELINE_NS = 128
+#: Fixed delay from the edge at which the first byte after the SFD is sampled on GMII RX to
+#: the analyzer's receive timestamp (LiteEth RX path: PHY register, preamble and CRC checkers).
+RX_PIPELINE_NS = 80
+#: What a latency measured through a zero-length cable reads: subtract to calibrate.
+PIPELINE_NS = TX_PIPELINE_NS + RX_PIPELINE_NS
 
 # (field, bits, reset, doc) of the generator's configuration registers
 _GEN_CONFIG = [

@@ -1,0 +1,36 @@
+"""Runs the cocotb tests of the whole tester in Verilator (see cocotb/tester_top.py)."""
+
+import os
+from pathlib import Path
+
+import pytest
+from cocotb_tools.runner import get_runner
+
+from wirespeed.gateware.build import SIM_TOP, write_sim_sources
+from wirespeed.gateware.port import RX_PIPELINE_NS, TX_PIPELINE_NS
+from wirespeed.sim.toolchain import cache_dir, verilator_env
+
+HERE = Path(__file__).parent / "cocotb"
+
+
+@pytest.fixture(scope="session")
+def tester_build():
+    os.environ.update(verilator_env())
+    build_dir = cache_dir() / "cocotb" / "tester_top"
+    sources = write_sim_sources(build_dir / "src")
+    runner = get_runner("verilator")
+    runner.build(sources=sources, hdl_toplevel=SIM_TOP, build_dir=build_dir,
+                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
+    return runner, build_dir
+
+
+@pytest.mark.parametrize("case", [
+    "wire_64_line_rate", "wire_odd_sizes_line_rate", "wire_1518_half_rate",
+    "loopback_latency_and_pipeline_delay", "rx_counts_fcs_errors_and_foreign_frames",
+])
+def test_tester_top(tester_build, case):
+    runner, build_dir = tester_build
+    runner.test(hdl_toplevel=SIM_TOP, test_module="tester_top", testcase=case,
+                test_dir=HERE, build_dir=build_dir,
+                extra_env={"WS_TX_PIPELINE_NS": str(TX_PIPELINE_NS), "WS_RX_PIPELINE_NS": str(RX_PIPELINE_NS),
+                           "PYTHONWARNINGS": "ignore::DeprecationWarning"})
