@@ -19,10 +19,13 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Register", "RegisterMap", "MAGIC", "DATA_WIDTH"]
+__all__ = ["Register", "RegisterMap", "MAGIC", "DATA_WIDTH",
+           "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 
 #: Value of ``id.magic``: ASCII "WSPD".
 MAGIC = 0x57535044
+#: Bits of the ``ctrl.cmd`` strobe register.
+CMD_START, CMD_STOP, CMD_CLEAR, CMD_SNAPSHOT = 1, 2, 4, 8
 DATA_WIDTH = 32
 ACCESS = ("r", "rw", "w")
 

@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from .port import TesterPort
 from .registers import ADDR_WIDTH, RegisterBank
-from .regmap import MAGIC
+from .regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 from .timebase import Timebase
 
 __all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD_STOP",
@@ -17,7 +17,6 @@ __all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD
 GATEWARE_VERSION = (0, 1, 0)
 CLK_HZ = 125_000_000
 N_PORTS = 2
-CMD_START, CMD_STOP, CMD_CLEAR, CMD_SNAPSHOT = 1, 2, 4, 8
 
 
 def _version_word():
@@ -68,8 +67,9 @@ class SimTop(wiring.Component):
         for i, port in enumerate(self.ports):
             m.submodules[f"port{i}"] = port
             m.d.comb += [
-                port.start.eq(self._cmd[0]), port.stop.eq(self._cmd[1]),
-                port.clear.eq(self._cmd[2]), port.snapshot.eq(self._cmd[3]), port.now.eq(tb.now),
+                port.start.eq((self._cmd & CMD_START) != 0), port.stop.eq((self._cmd & CMD_STOP) != 0),
+                port.clear.eq((self._cmd & CMD_CLEAR) != 0),
+                port.snapshot.eq((self._cmd & CMD_SNAPSHOT) != 0), port.now.eq(tb.now),
                 getattr(self, f"p{i}_gmii_tx_en").eq(port.gmii.tx_en),
                 getattr(self, f"p{i}_gmii_tx_er").eq(port.gmii.tx_er),
                 getattr(self, f"p{i}_gmii_txd").eq(port.gmii.txd),

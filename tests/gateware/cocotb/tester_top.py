@@ -11,7 +11,8 @@ from cocotb.utils import get_sim_time, get_time_from_sim_steps
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
 
 from wirespeed.gateware import frame as F
-from wirespeed.gateware.top import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, build_register_map
+from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START
+from wirespeed.gateware.top import build_register_map
 
 RMAP = build_register_map()
 CLK_NS = 8

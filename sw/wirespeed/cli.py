@@ -1,0 +1,379 @@
+"""The ``wirespeed`` command.
+
+Every bad input ends the program with one line on stderr,
+``wirespeed: error: <field>: <what is allowed>``, and exit code 2; a run that fails after it
+started measuring exits 1 the same way; Ctrl-C exits 130. Results measured so far are kept in
+every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from typer._click import exceptions as click_exceptions
+from typer.main import get_command
+
+from . import __version__
+from .errors import WirespeedError
+from .ethernet import MAX_FRAME, MIN_FRAME
+from .host.device import Device, TrialResult
+from .host.transport import EtherboneTransport, Transport, open_target, parse_udp_url
+from .results import ResultsWriter, RunHeader
+from .rfc2544.throughput import ThroughputConfig, ThroughputObserver, ThroughputResult, run_throughput
+from .units import parse_duration
+
+__all__ = ["app", "main", "InputError"]
+
+TESTS = ("throughput",)
+SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000}  # ns: scaled down for simulation speed
+BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000}  # ns: RFC 2544 sections 23, 24
+DUT_EXAMPLE = "router:rate=400000,queue=256,latency=20us"
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="wirespeed: FPGA gigabit Ethernet RFC 2544 tester.")
+err_console = Console(stderr=True)
+
+
+class InputError(Exception):
+    """Reported as one line ``<field>: <message>`` (after any ``detail`` lines) with
+    ``exit_code``: 2 for bad input, 1 for a failure once running."""
+
+    def __init__(self, field: str, message: str, exit_code: int = 2, detail: str = ""):
+        super().__init__(f"{field}: {message}")
+        self.exit_code, self.detail = exit_code, detail
+
+
+# Option parsers (each raises typer.BadParameter with the allowed values) -------------------------------
+
+
+def _parse_sizes(text: str) -> list[int]:
+    allowed = f"comma-separated frame sizes {MIN_FRAME}..{MAX_FRAME} bytes, each once, e.g. 64,128,1518"
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise typer.BadParameter(f"{allowed}; not {text!r}") from None
+    if any(not MIN_FRAME <= s <= MAX_FRAME for s in sizes) or len(set(sizes)) != len(sizes):
+        raise typer.BadParameter(f"{allowed}; not {text!r}")
+    return sizes
+
+
+def _parse_tests(text: str) -> list[str]:
+    tests = [t.strip() for t in text.split(",")]
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown:
+        raise typer.BadParameter(f"one or more of {', '.join(TESTS)}; not {unknown[0]!r}")
+    return tests
+
+
+def _parse_duration(text: str) -> int:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _parse_positive_duration(text: str) -> int:
+    ns = _parse_duration(text)
+    if ns < 1000:
+        raise typer.BadParameter(f"at least 1us, not {text!r}")
+    return ns
+
+
+def _parse_resolution(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 100:
+        raise typer.BadParameter(f"a percentage of line rate in (0, 100], e.g. 0.1; not {text!r}")
+    return value
+
+
+def _parse_target(text: str) -> str:
+    if text != "sim":
+        try:
+            parse_udp_url(text)
+        except ValueError as exc:
+            raise typer.BadParameter(f"sim or {exc}") from None
+    return text
+
+
+# Targets -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    transport: Transport
+    target: str
+    dut: dict[str, Any]
+
+
+@contextlib.contextmanager
+def open_session(target: str, dut: str | None) -> Iterator[Session]:
+    """The transport to ``target`` (starting the simulation for ``sim``) and the DUT
+    description for the results. Failures to reach the target raise :class:`InputError`."""
+    with contextlib.ExitStack() as stack:
+        try:
+            if target == "sim":
+                transport, description = _start_simulation(stack, dut)
+            else:
+                transport = stack.enter_context(open_target(target))
+                description = {"description": dut} if dut else {}
+        except WirespeedError as exc:
+            raise InputError("--target", str(exc)) from None
+        yield Session(transport, target, description)
+
+
+def _start_simulation(stack: contextlib.ExitStack, dut: str | None) -> tuple[Transport, dict[str, Any]]:
+    try:
+        from wirespeed.sim.dut import parse_dut
+        from wirespeed.sim.launcher import SimProcess
+    except ImportError as exc:
+        raise InputError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
+    if not dut:
+        raise InputError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
+    try:
+        spec = parse_dut(dut)
+    except ValueError as exc:
+        raise InputError("--dut", str(exc)) from None
+    with err_console.status("starting the simulation (its first start builds it with Verilator)"):
+        sim = stack.enter_context(_Simulation(SimProcess(spec)))
+    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe()
+
+
+class _Simulation:
+    """A SimProcess whose own start and stop failures (RuntimeError, several lines) become
+    InputError: the first line as the message, the rest as detail."""
+
+    def __init__(self, process):
+        self.process = process
+
+    @staticmethod
+    def _error(what: str, exc: Exception) -> InputError:
+        first, _, rest = str(exc).partition("\n")
+        return InputError("--target", f"sim: {what}: {first.rstrip(':')}", exit_code=1, detail=rest)
+
+    def __enter__(self):
+        try:
+            return self.process.__enter__()
+        except (OSError, RuntimeError) as exc:
+            raise self._error("did not start", exc) from None
+
+    def __exit__(self, *exc_info):
+        try:
+            return self.process.__exit__(*exc_info)
+        except RuntimeError as exc:
+            raise self._error("failed", exc) from None
+
+
+def _register_map():
+    from wirespeed.gateware.top import build_register_map
+
+    return build_register_map()
+
+
+# Progress ------------------------------------------------------------------------------------------------
+
+
+class _Reporter(ThroughputObserver):
+    """Writes results as they come and shows progress on stderr."""
+
+    def __init__(self, writer: ResultsWriter, progress: Progress, n_sizes: int):
+        self.writer, self.progress = writer, progress
+        self.task = progress.add_task("starting", total=n_sizes)
+        self.line_rate = 1.0
+
+    def size_started(self, frame_size: int, line_rate_fps: float) -> None:
+        self.line_rate = line_rate_fps
+
+    def trial_started(self, frame_size: int, step: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"{frame_size} B: trial {step} at {rate_fps:,.0f} fps "
+                                                    f"({100 * rate_fps / self.line_rate:.2f} %)")
+
+    def trial_done(self, step: int, result: TrialResult) -> None:
+        self.writer.record_trial(result)
+        errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
+            result.seq_errors or result.fcs_errors) else ""
+        verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
+        self.progress.console.print(
+            f"{result.frame_size:>5} B  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
+            f"{100 * result.offered_fps / self.line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
+            f"lost {result.lost_frames:>8,}{errors}  {verdict}", highlight=False, soft_wrap=True)
+
+    def size_done(self, result: ThroughputResult) -> None:
+        self.writer.record_size(result)
+        self.progress.advance(self.task)
+
+
+def _summary_table(results: list[ThroughputResult], resolution_pct: float) -> Table:
+    table = Table(title=f"RFC 2544 throughput (zero loss, resolution {resolution_pct:g} % of line rate)")
+    for column in ("frame size B", "throughput fps", "% line rate", "Mb/s", "line rate fps", "trials"):
+        table.add_column(column, justify="right")
+    for r in results:
+        table.add_row(str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.pct_line_rate:.2f}",
+                      f"{r.throughput_mbps:.1f}", f"{r.theoretical_max_fps:,.1f}",
+                      f"{r.trials}" + ("" if r.converged else " (cap)"))
+    return table
+
+
+# Commands ------------------------------------------------------------------------------------------------
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wirespeed {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Show the version and exit.")] = False) -> None:
+    """wirespeed: FPGA gigabit Ethernet RFC 2544 tester."""
+
+
+@app.command()
+def rfc2544(
+    tests: Annotated[Any, typer.Option(parser=_parse_tests, metavar="LIST",
+                                       help=f"Tests to run: {', '.join(TESTS)}.")] = "throughput",
+    sizes: Annotated[Any, typer.Option(parser=_parse_sizes, metavar="LIST",
+                                       help="Frame sizes in bytes (FCS included).")] = "64,128,256,512,1024,1280,1518",
+    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
+                                        help="The Verilator simulation, or a board over Etherbone.")] = "sim",
+    dut: Annotated[str | None, typer.Option(help=f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), "
+                                                 "or a description of a real one.")] = None,
+    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("results"),
+    trial_duration: Annotated[Any, typer.Option(parser=_parse_positive_duration, metavar="DURATION",
+                                                help="Trial length (sim: 10ms, board: 60s).")] = None,
+    wait: Annotated[Any, typer.Option(parser=_parse_duration, metavar="DURATION",
+                                      help="Wait after each trial before reading counters "
+                                           "(sim: 1ms, board: 2s).")] = None,
+    resolution: Annotated[Any, typer.Option(parser=_parse_resolution, metavar="PCT",
+                                            help="Search resolution, % of line rate.")] = "0.1",
+    max_trials: Annotated[int, typer.Option(min=1, help="Trials per frame size at most.")] = 32,
+    json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
+) -> None:
+    """RFC 2544 benchmarks (section 26.1 throughput) against a simulated or real DUT."""
+    defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
+    config = ThroughputConfig(
+        frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials,
+        trial_duration_ns=defaults["trial"] if trial_duration is None else trial_duration,
+        wait_ns=defaults["wait"] if wait is None else wait)
+    try:
+        with open_session(target, dut) as session:
+            device = Device(session.transport, _register_map())
+            try:
+                ident = device.connect()
+            except WirespeedError as exc:
+                raise InputError("--target", str(exc)) from None
+            header = RunHeader(target=session.target, gateware=ident, dut=session.dut, parameters=config,
+                               notes=config.notes())
+            _measure(device, _writer(out, header), config, json_out)
+    except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _writer(out: Path, header: RunHeader) -> ResultsWriter:
+    try:
+        return ResultsWriter(out, header)
+    except OSError as exc:
+        raise InputError("--out", f"cannot write results to {out}: {exc.strerror or exc}") from None
+
+
+def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool) -> None:
+    for note in config.notes():
+        err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed}/{task.total} sizes"),
+               TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=err_console, transient=True) as progress:
+            results = run_throughput(device, config, _Reporter(writer, progress, len(config.frame_sizes)))
+    except KeyboardInterrupt:
+        writer.finish("interrupted")
+        raise
+    except WirespeedError as exc:
+        writer.finish("failed", str(exc))
+        raise InputError("run", f"{exc} (results so far are in {writer.out_dir}/)", exit_code=1) from None
+    writer.finish("complete")
+    if json_out:
+        typer.echo((writer.out_dir / "results.json").read_text(), nl=False)
+        return
+    Console().print(_summary_table(results, config.resolution_pct))
+    err_console.print(f"results: {', '.join(str(p) for p in writer.paths)}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def regmap(
+    json_format: Annotated[bool, typer.Option("--json", help="JSON (the default).")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown table.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Export the register map of the gateware."""
+    if json_format and markdown:
+        raise InputError("--markdown", "choose one of --json or --markdown")
+    rmap = _register_map()
+    text = rmap.to_markdown() if markdown else rmap.to_json() + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise InputError("--out", f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+# Entry point ---------------------------------------------------------------------------------------------
+
+
+def _usage_error_line(exc: click_exceptions.UsageError) -> str:
+    """One line ``<field>: <message>`` for a command-line parsing error."""
+    if isinstance(exc, click_exceptions.BadParameter) and exc.param is not None:
+        field = exc.param.opts[0] if getattr(exc.param, "opts", None) else exc.param.name
+        if isinstance(exc, click_exceptions.MissingParameter):
+            return f"{field}: required"
+        return f"{field}: {exc.message}"
+    field = getattr(exc, "option_name", None) or "usage"
+    return f"{field}: {exc.format_message()}"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    err_console.print(f"wirespeed: warning: {message}", highlight=False, soft_wrap=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    warnings.showwarning = _show_warning
+    command = get_command(app)
+    try:
+        code = command.main(argv, prog_name="wirespeed", standalone_mode=False)
+    except click_exceptions.NoArgsIsHelpError:
+        return 2
+    except click_exceptions.UsageError as exc:
+        return _fail(_usage_error_line(exc), 2)
+    except InputError as exc:
+        if exc.detail:
+            print(exc.detail.rstrip("\n"), file=sys.stderr)
+        return _fail(str(exc), exc.exit_code)
+    except typer.Abort:
+        return _fail("interrupted", 130)
+    return code if isinstance(code, int) else 0
+
+
+def _fail(line: str, code: int) -> int:
+    message = " ".join(line.split())
+    print(f"wirespeed: error: {message}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""wirespeed host."""

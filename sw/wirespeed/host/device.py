@@ -1,0 +1,487 @@
+"""The tester seen from the host: registers by name, generator set-up, trials.
+
+The contract is docs/architecture.md ("Register map", "Timing of a trial"): the host
+configures the generators, writes CLEAR, then START; the gateware's trial timer starts and
+stops transmission; the host polls ``pN.gen.running``, waits the settle time measured on
+``time.ns`` (simulated time in a simulation, never wall time), then writes SNAPSHOT and
+reads every counter in one transaction.
+
+Test frames follow RFC 2544 Appendix C (Ethernet II / IPv4 / UDP to the echo port, TTL 10,
+addresses from the benchmarking range 198.18.0.0/15); RFC 6815 restricts such tests to
+isolated networks, so addresses outside that range draw a warning.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from ipaddress import IPv4Address, IPv4Network
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field, model_validator
+
+from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
+
+from ..errors import DeviceError, DeviceMismatch
+from ..ethernet import LINK_BPS, MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_fps
+from .transport import Transport
+
+__all__ = [
+    "Device", "FrameSpec", "Flow", "PortCounters", "TrialResult", "Latency", "GatewareId",
+    "BenchmarkRangeWarning", "rate_to_period", "period_to_rate", "ns_to_cycles",
+    "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT",
+]
+
+ID_REGISTERS = ("id.magic", "id.version", "id.map_hash", "id.clk_hz", "id.n_ports")
+BENCHMARK_NET = IPv4Network("198.18.0.0/15")  # RFC 2544 C.2.2, RFC 6815
+
+
+# Rates and durations --------------------------------------------------------------------------------
+
+
+def _cycles_per_frame_at_line_rate(frame_len: int, clk_hz: int) -> Fraction:
+    return Fraction(clk_hz * 8 * (frame_len + WIRE_OVERHEAD), LINK_BPS)
+
+
+def rate_to_period(rate_fps: float, frame_len: int, clk_hz: int) -> int:
+    """``pN.gen.period`` (Q32.32 clock cycles between frame starts) for ``rate_fps``.
+
+    100 % of line rate is exactly ``frame_len + 20`` cycles at 125 MHz; the result is never
+    below that. Raises ValueError for a rate that is not positive or above line rate."""
+    if not rate_fps > 0:
+        raise ValueError(f"rate must be > 0 frames/s, not {rate_fps}")
+    minimum = _cycles_per_frame_at_line_rate(frame_len, clk_hz)
+    period = Fraction(clk_hz) / Fraction(rate_fps)
+    if period < minimum * (1 - Fraction(1, 10**9)):
+        raise ValueError(f"{rate_fps} frames/s is above the line rate of {frame_len}-byte frames "
+                         f"({line_rate_fps(frame_len):.2f} frames/s)")
+    return max(round(period * 2**32), -(-minimum.numerator * 2**32 // minimum.denominator))
+
+
+def period_to_rate(period_q32: int, clk_hz: int) -> float:
+    """Frames per second that a programmed Q32.32 period gives."""
+    return clk_hz * 2**32 / period_q32
+
+
+def ns_to_cycles(ns: int, clk_hz: int) -> int:
+    """Clock cycles that last at least ``ns`` nanoseconds (8 ns per cycle at 125 MHz)."""
+    return -(-ns * clk_hz // 1_000_000_000)
+
+
+# Frames and flows ---------------------------------------------------------------------------------------
+
+
+def _mac(text: str) -> str:
+    parts = text.replace("-", ":").lower().split(":")
+    if len(parts) != 6 or not all(len(p) == 2 and all(c in "0123456789abcdef" for c in p) for p in parts):
+        raise ValueError(f"a MAC address like 02:00:00:00:00:01, not {text!r}")
+    return ":".join(parts)
+
+
+MacAddress = Annotated[str, AfterValidator(_mac)]
+
+
+class BenchmarkRangeWarning(UserWarning):
+    """An address outside 198.18.0.0/15: RFC 6815 keeps benchmarking on isolated networks."""
+
+
+def tester_mac(port: int) -> str:
+    """Default MAC of tester port ``port``: locally administered 02:00:00:00:00:<port+1>."""
+    return _mac(f"02:00:00:00:{(port + 1) >> 8:02x}:{(port + 1) & 0xFF:02x}")
+
+
+def tester_ip(port: int) -> IPv4Address:
+    """Default IPv4 address of tester port ``port``: RFC 2544 C.2.2 puts one side of the DUT
+    in 198.18.0.0/16 and the other in 198.19.0.0/16 (port 0: 198.18.0.1, port 1: 198.19.0.1)."""
+    return BENCHMARK_NET.network_address + (port % 2) * 65536 + (port // 2) * 256 + 1
+
+
+class FrameSpec(BaseModel):
+    """One stream of test frames (RFC 2544 Appendix C): what a generator puts in its frames."""
+
+    model_config = ConfigDict(frozen=True)
+
+    frame_len: int = Field(MIN_FRAME, ge=MIN_FRAME, le=MAX_FRAME, description="bytes, FCS included")
+    src_mac: MacAddress = tester_mac(0)
+    dst_mac: MacAddress = tester_mac(1)
+    src_ip: IPv4Address = tester_ip(0)
+    dst_ip: IPv4Address = tester_ip(1)
+    src_port: int = Field(0xC020, ge=0, le=0xFFFF)
+    dst_port: int = Field(7, ge=0, le=0xFFFF, description="UDP echo")
+    ttl: int = Field(10, ge=1, le=255)
+    stream_id: int = Field(0, ge=0, le=0xFFFF)
+
+    @model_validator(mode="after")
+    def _warn_outside_benchmark_range(self):
+        for ip in (self.src_ip, self.dst_ip):
+            if ip not in BENCHMARK_NET:
+                warnings.warn(f"{ip} is outside the benchmarking range {BENCHMARK_NET}: RFC 6815 "
+                              "allows these tests on isolated test networks only",
+                              BenchmarkRangeWarning, stacklevel=2)
+        return self
+
+    @classmethod
+    def for_flow(cls, tx_port: int, rx_port: int, frame_len: int) -> "FrameSpec":
+        """Frames from tester port ``tx_port`` to tester port ``rx_port`` with the default
+        addresses of both and the sending port's number as stream id."""
+        return cls(frame_len=frame_len, src_mac=tester_mac(tx_port), dst_mac=tester_mac(rx_port),
+                   src_ip=tester_ip(tx_port), dst_ip=tester_ip(rx_port), stream_id=tx_port)
+
+    def register_values(self) -> dict[str, int]:
+        """Values of the ``pN.gen.*`` frame registers (without the ``pN.gen.`` prefix)."""
+        return {
+            "frame_len": self.frame_len, "stream_id": self.stream_id,
+            "dst_mac": int(self.dst_mac.replace(":", ""), 16),
+            "src_mac": int(self.src_mac.replace(":", ""), 16),
+            "src_ip": int(self.src_ip), "dst_ip": int(self.dst_ip),
+            "src_port": self.src_port, "dst_port": self.dst_port, "ttl": self.ttl,
+        }
+
+
+class Flow(BaseModel):
+    """Test frames sent by one tester port and counted by another."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tx_port: int = Field(ge=0)
+    rx_port: int = Field(ge=0)
+    spec: FrameSpec
+
+
+# Counters and results -----------------------------------------------------------------------------------
+
+_GEN_COUNTERS = frozenset({"tx_frames", "tx_bytes", "first_tx_ns", "last_tx_ns"})
+LAT_MIN_EMPTY = 0xFFFFFFFF  # pN.ana.lat_min before the first frame
+
+
+class PortCounters(BaseModel):
+    """The snapshot counters of one tester port (``pN.gen.*`` and ``pN.ana.*``), raw."""
+
+    tx_frames: int = 0
+    tx_bytes: int = 0
+    first_tx_ns: int = 0
+    last_tx_ns: int = 0
+    rx_frames: int = 0
+    rx_bytes: int = 0
+    seq_errors: int = 0
+    fcs_errors: int = 0
+    other_frames: int = 0
+    lat_min: int = LAT_MIN_EMPTY
+    lat_max: int = 0
+    lat_sum: int = 0
+    first_rx_ns: int = 0
+    last_rx_ns: int = 0
+
+    @staticmethod
+    def register(port: int, counter: str) -> str:
+        block = "gen" if counter in _GEN_COUNTERS else "ana"
+        return f"p{port}.{block}.{counter}"
+
+    @classmethod
+    def register_names(cls, port: int) -> list[str]:
+        return [cls.register(port, counter) for counter in cls.model_fields]
+
+    @classmethod
+    def from_registers(cls, port: int, values: Mapping[str, int]) -> "PortCounters":
+        return cls(**{counter: values[cls.register(port, counter)] for counter in cls.model_fields})
+
+
+class Latency(BaseModel):
+    """Raw tester latency: first byte out of the generator to first byte into the analyzer,
+    tester pipeline delay included (not calibrated)."""
+
+    min_ns: int
+    avg_ns: float
+    max_ns: int
+    frames: int
+
+
+class TrialResult(BaseModel):
+    """One trial: what was offered, and every counter of every port afterwards.
+
+    Pass criterion (RFC 2544 26.1, zero loss): frames were sent, every one was received
+    (received == sent), and no sequence or FCS errors were counted."""
+
+    frame_size: int
+    offered_fps: float
+    period_q32: int
+    duration_ns: int
+    wait_ns: int
+    flows: list[Flow]
+    started_ns: int
+    counters: dict[int, PortCounters]
+
+    def _sum(self, ports: Sequence[int], counter: str) -> int:
+        return sum(getattr(self.counters[p], counter) for p in ports)
+
+    @property
+    def _tx_ports(self) -> list[int]:
+        return [f.tx_port for f in self.flows]
+
+    @property
+    def _rx_ports(self) -> list[int]:
+        return [f.rx_port for f in self.flows]
+
+    @computed_field
+    @property
+    def tx_frames(self) -> int:
+        return self._sum(self._tx_ports, "tx_frames")
+
+    @computed_field
+    @property
+    def rx_frames(self) -> int:
+        return self._sum(self._rx_ports, "rx_frames")
+
+    @computed_field
+    @property
+    def lost_frames(self) -> int:
+        """Sent minus received (negative when frames were duplicated)."""
+        return self.tx_frames - self.rx_frames
+
+    @computed_field
+    @property
+    def seq_errors(self) -> int:
+        return self._sum(self._rx_ports, "seq_errors")
+
+    @computed_field
+    @property
+    def fcs_errors(self) -> int:
+        return self._sum(self._rx_ports, "fcs_errors")
+
+    @computed_field
+    @property
+    def loss_pct(self) -> float:
+        return 100.0 * self.lost_frames / self.tx_frames if self.tx_frames else 0.0
+
+    @computed_field
+    @property
+    def passed(self) -> bool:
+        return self.tx_frames > 0 and self.lost_frames == 0 and self.seq_errors == 0 and self.fcs_errors == 0
+
+    @computed_field
+    @property
+    def measured_rx_fps(self) -> float:
+        """Test frames received per second of trial duration."""
+        return self.rx_frames * 1e9 / self.duration_ns
+
+    @computed_field
+    @property
+    def latency(self) -> Latency | None:
+        ports = [self.counters[p] for p in self._rx_ports]
+        frames = sum(c.rx_frames for c in ports)
+        if not frames:
+            return None
+        return Latency(min_ns=min(c.lat_min for c in ports if c.rx_frames),
+                       avg_ns=sum(c.lat_sum for c in ports) / frames,
+                       max_ns=max(c.lat_max for c in ports), frames=frames)
+
+
+class GatewareId(BaseModel):
+    """The identification block (``id.*``) of the tester."""
+
+    magic: int
+    version: int
+    map_hash: int
+    clk_hz: int
+    n_ports: int
+
+    @computed_field
+    @property
+    def version_text(self) -> str:
+        return f"{self.version >> 16}.{(self.version >> 8) & 0xFF}.{self.version & 0xFF}"
+
+
+# The device -----------------------------------------------------------------------------------------------
+
+
+class Device:
+    """A tester reached through ``transport``, addressed by the register names of ``regmap``.
+
+    ``stall_timeout_s``: wall-clock seconds that ``time.ns`` may stay still while the host
+    waits on it before the tester is declared stuck (a stopped simulation, a hung board).
+    """
+
+    def __init__(self, transport: Transport, regmap, *, stall_timeout_s: float = 10.0,
+                 poll_interval_s: tuple[float, float] = (0.0005, 0.05)):
+        self.transport = transport
+        self.regmap = regmap
+        self.stall_timeout_s = stall_timeout_s
+        self.poll_interval_s = poll_interval_s
+        self.ident: GatewareId | None = None
+
+    @property
+    def clk_hz(self) -> int:
+        return self.regmap.clk_hz
+
+    @property
+    def n_ports(self) -> int:
+        return self.regmap.n_ports
+
+    # registers
+
+    def read(self, name: str) -> int:
+        return self.read_many([name])[name]
+
+    def write(self, name: str, value: int) -> None:
+        self.write_many({name: value})
+
+    def read_many(self, names: Sequence[str]) -> dict[str, int]:
+        """Read ``names`` in one transaction (wide registers low word first)."""
+        return self.transact({}, names)
+
+    def write_many(self, values: Mapping[str, int]) -> None:
+        """Write ``values`` in order, in one transaction."""
+        self.transact(values, ())
+
+    def transact(self, writes: Mapping[str, int], reads: Sequence[str]) -> dict[str, int]:
+        """Write ``writes`` in order, then read ``reads``, in one transaction."""
+        pairs = []
+        for name, value in writes.items():
+            reg = self.regmap[name]
+            if reg.access == "r":
+                raise ValueError(f"register {name} is read only")
+            pairs += zip(reg.word_offsets, reg.split(value))
+        regs = [self.regmap[name] for name in reads]
+        words = self.transport.transact(pairs, [off for reg in regs for off in reg.word_offsets])
+        values, at = {}, 0
+        for reg in regs:
+            values[reg.name], at = reg.join(words[at:at + reg.words]), at + reg.words
+        return values
+
+    # identification
+
+    def connect(self) -> GatewareId:
+        """Read the identification block and refuse a tester whose gateware does not match
+        ``regmap`` (raises :class:`DeviceMismatch`, one line)."""
+        values = self.read_many(ID_REGISTERS)
+        ident = GatewareId(**{name.split(".")[1]: value for name, value in values.items()})
+        where = self.transport.url
+        if ident.magic != MAGIC:
+            raise DeviceMismatch(f"{where} is not a wirespeed tester (id.magic {ident.magic:#010x}, "
+                                 f"expected {MAGIC:#010x})")
+        if ident.map_hash != self.regmap.hash:
+            raise DeviceMismatch(f"register map mismatch: {where} has map hash {ident.map_hash:#010x}, this "
+                                 f"host expects {self.regmap.hash:#010x}; rebuild the gateware or update the host")
+        for what, have, want in (("id.n_ports", ident.n_ports, self.n_ports),
+                                 ("id.clk_hz", ident.clk_hz, self.clk_hz)):
+            if have != want:
+                raise DeviceMismatch(f"{where} reports {what} = {have}, the register map says {want}")
+        self.ident = ident
+        return ident
+
+    # time
+
+    def now_ns(self) -> int:
+        """The tester's ``time.ns`` (simulated time in a simulation)."""
+        return self.read("time.ns")
+
+    def wait_ns(self, ns: int) -> int:
+        """Wait until ``ns`` nanoseconds of tester time have passed; returns ``time.ns``."""
+        end = self.now_ns() + ns
+        return self._poll([], lambda v: v["time.ns"] >= end, end, None)["time.ns"]
+
+    def _poll(self, names: Sequence[str], done, expected_ns: int, deadline_ns: int | None) -> dict[str, int]:
+        """Read ``names`` and ``time.ns`` until ``done(values)``. Fails when tester time passes
+        ``deadline_ns`` first, or stands still for ``stall_timeout_s`` of wall time. Sleeps
+        about the tester time still expected (``expected_ns``), within ``poll_interval_s``."""
+        last_ns, last_change = -1, time.monotonic()
+        while True:
+            values = self.read_many([*names, "time.ns"])
+            now = values["time.ns"]
+            if done(values):
+                return values
+            if deadline_ns is not None and now >= deadline_ns:
+                raise DeviceError(f"{', '.join(names)} still not done at time.ns {now} "
+                                  f"(deadline {deadline_ns} ns)")
+            if now != last_ns:
+                last_ns, last_change = now, time.monotonic()
+            elif time.monotonic() - last_change > self.stall_timeout_s:
+                raise DeviceError(f"time.ns of {self.transport.url} stopped at {now} ns for "
+                                  f"{self.stall_timeout_s:g} s: is the tester (simulation) running?")
+            low, high = self.poll_interval_s
+            time.sleep(min(max((expected_ns - now) / 1e9, low), high))
+
+    # commands
+
+    def _command(self, bits: int) -> int:
+        """Strobe ``ctrl.cmd``; returns ``time.ns`` read just after, in the same transaction."""
+        return self.transact({"ctrl.cmd": bits}, ["time.ns"])["time.ns"]
+
+    def start(self) -> int:
+        """START every enabled generator on the same clock; returns ``time.ns`` just after."""
+        return self._command(CMD_START)
+
+    def stop(self) -> None:
+        self._command(CMD_STOP)
+
+    def clear(self) -> None:
+        """Zero every counter and the sequence state of every port."""
+        self._command(CMD_CLEAR)
+
+    def snapshot_counters(self) -> dict[int, PortCounters]:
+        """SNAPSHOT every counter of every port at one instant and read them all, in one
+        transaction."""
+        names = [name for port in range(self.n_ports) for name in PortCounters.register_names(port)]
+        values = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, names)
+        return {port: PortCounters.from_registers(port, values) for port in range(self.n_ports)}
+
+    # generators
+
+    def _check_port(self, port: int) -> None:
+        if not 0 <= port < self.n_ports:
+            raise ValueError(f"port must be 0..{self.n_ports - 1}, not {port}")
+
+    def configure_generator(self, port: int, spec: FrameSpec, rate_fps: float, *,
+                            duration_ns: int | None = None, count: int | None = None) -> int:
+        """Enable port ``port``'s generator for ``spec`` frames at ``rate_fps``, for
+        ``duration_ns`` of tester time or ``count`` frames (exactly one of them). Returns the
+        programmed period (Q32.32 cycles)."""
+        self._check_port(port)
+        if (duration_ns is None) == (count is None):
+            raise ValueError("give exactly one of duration_ns or count")
+        period = rate_to_period(rate_fps, spec.frame_len, self.clk_hz)
+        values = {"enable": 1, "period": period, **spec.register_values()}
+        if count is None:
+            values |= {"mode": 0, "duration": ns_to_cycles(duration_ns, self.clk_hz)}
+        else:
+            values |= {"mode": 1, "count": count}
+        names = sorted((f"p{port}.gen.{k}" for k in values), key=lambda n: self.regmap[n].offset)
+        self.write_many({name: values[name.split(".", 2)[2]] for name in names})
+        return period
+
+    def disable_generator(self, port: int) -> None:
+        self._check_port(port)
+        self.write(f"p{port}.gen.enable", 0)
+
+    # trials
+
+    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int) -> TrialResult:
+        """One trial (docs/architecture.md, "Timing of a trial"): every flow's generator sends
+        at ``rate_fps`` for ``duration_ns``; after the generators stop, wait ``wait_ns`` of
+        tester time for frames still in flight, then snapshot every counter."""
+        sizes = {flow.spec.frame_len for flow in flows}
+        if len(sizes) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
+            raise ValueError("a trial needs one frame size and at most one flow per sending port")
+        self.stop()
+        tx_ports = [flow.tx_port for flow in flows]
+        for port in set(range(self.n_ports)) - set(tx_ports):
+            self.disable_generator(port)
+        for flow in flows:
+            self._check_port(flow.rx_port)
+            period = self.configure_generator(flow.tx_port, flow.spec, rate_fps, duration_ns=duration_ns)
+        self.clear()
+        started = self.start()
+        self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
+        self.wait_ns(wait_ns)
+        return TrialResult(frame_size=sizes.pop(), offered_fps=rate_fps, period_q32=period,
+                           duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
+                           counters=self.snapshot_counters())
+
+    def _wait_generators_done(self, ports: Sequence[int], end_ns: int, duration_ns: int) -> None:
+        """Poll ``pN.gen.running`` until every port has stopped; the trial timer must stop it
+        by ``end_ns`` (plus the last frame and a margin)."""
+        names = [f"p{port}.gen.running" for port in ports]
+        margin = 1_000_000 + duration_ns // 10
+        self._poll(names, lambda v: not any(v[n] for n in names), end_ns, end_ns + margin)

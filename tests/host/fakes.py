@@ -1,0 +1,34 @@
+"""Trial results without a tester, for tests of the search loop and the results files."""
+
+import math
+
+from wirespeed.ethernet import line_rate_fps
+from wirespeed.host.device import Flow, FrameSpec, PortCounters, TrialResult
+
+
+def make_trial(size: int, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
+               latency_ns: tuple[int, int, int] = (900, 1000, 1100)) -> TrialResult:
+    """A one-flow trial (port 0 -> port 1) that sent ``sent`` and received ``received``
+    frames with latencies (min, mean, max)."""
+    lat_min, lat_avg, lat_max = latency_ns
+    rx = PortCounters(rx_frames=received, rx_bytes=received * size, lat_min=lat_min, lat_max=lat_max,
+                      lat_sum=lat_avg * received)
+    return TrialResult(frame_size=size, offered_fps=rate_fps, period_q32=0, duration_ns=duration_ns, wait_ns=0,
+                       flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))], started_ns=0,
+                       counters={0: PortCounters(tx_frames=sent, tx_bytes=sent * size), 1: rx})
+
+
+class FakeTester:
+    """Answers run_trial like a DUT forwarding at most ``limit_pct`` of line rate: frames
+    above that rate are lost."""
+
+    def __init__(self, limit_pct: float):
+        self.limit_pct, self.calls = limit_pct, []
+
+    def run_trial(self, flows, rate_fps, duration_ns, wait_ns):
+        self.calls.append((flows, rate_fps, duration_ns, wait_ns))
+        size = flows[0].spec.frame_len
+        sent = math.ceil(rate_fps * duration_ns / 1e9)
+        limit = line_rate_fps(size) * self.limit_pct / 100
+        received = sent if rate_fps <= limit else math.floor(limit * duration_ns / 1e9)
+        return make_trial(size, rate_fps, sent, received, duration_ns)

@@ -1,0 +1,144 @@
+"""The wirespeed command: bad input is one line on stderr and exit code 2, never a traceback;
+runs write their results; Ctrl-C keeps them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from ebserver import EtherboneServer, serve_identity
+
+from wirespeed import __version__
+from wirespeed.cli import main
+from wirespeed.gateware.regmap import RegisterMap
+from wirespeed.host.device import Device
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(err, field):
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"wirespeed: error: {field}: "), lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["rfc2544", "--sizes", "20"], "--sizes"),
+    (["rfc2544", "--sizes", "1519"], "--sizes"),
+    (["rfc2544", "--sizes", "64,abc"], "--sizes"),
+    (["rfc2544", "--sizes", "64,64"], "--sizes"),
+    (["rfc2544", "--trial-duration", "10parsecs"], "--trial-duration"),
+    (["rfc2544", "--trial-duration", "0ms"], "--trial-duration"),
+    (["rfc2544", "--wait", "soon"], "--wait"),
+    (["rfc2544", "--tests", "throughput,latency"], "--tests"),
+    (["rfc2544", "--resolution", "0"], "--resolution"),
+    (["rfc2544", "--resolution", "abc"], "--resolution"),
+    (["rfc2544", "--max-trials", "0"], "--max-trials"),
+    (["rfc2544", "--target", "tcp://10.0.0.1"], "--target"),
+    (["rfc2544", "--target", "udp://host:99999"], "--target"),
+    (["rfc2544", "--target", "sim"], "--dut"),
+    (["rfc2544", "--target", "sim", "--dut", "toaster"], "--dut"),
+    (["rfc2544", "--target", "sim", "--dut", "router:rate=fast"], "--dut"),
+    (["rfc2544", "--bogus"], "--bogus"),
+    (["rfc2544", "--sizes"], "--sizes"),
+    (["regmap", "--json", "--markdown"], "--markdown"),
+    (["benchmark"], "usage"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, field):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err, field)
+
+
+def test_bad_input_from_the_installed_command_has_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "wirespeed.cli", "rfc2544", "--sizes", "9000"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert_one_line_error(proc.stderr, "--sizes")
+
+
+def test_version(capsys):
+    code, out, _ = run(capsys, "--version")
+    assert (code, out) == (0, f"wirespeed {__version__}\n")
+
+
+def test_regmap_json_is_the_gateware_map(capsys, regmap):
+    code, out, _ = run(capsys, "regmap")
+    assert code == 0
+    exported = RegisterMap.from_json(out)
+    assert exported.hash == regmap.hash and [r.name for r in exported] == [r.name for r in regmap]
+
+
+def test_regmap_markdown_to_file(capsys, tmp_path, regmap):
+    target = tmp_path / "registers.md"
+    code, out, _ = run(capsys, "regmap", "--markdown", "--out", str(target))
+    assert code == 0 and out == ""
+    text = target.read_text()
+    assert f"`{regmap.hash:#010x}`" in text and "`p1.ana.last_rx_ns`" in text
+
+
+def test_unreachable_target(capsys):
+    with EtherboneServer() as server:
+        server.silent = True
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--out", "unused")
+    assert code == 2
+    assert_one_line_error(err, "--target")
+    assert err.strip().endswith(f"no answer from {server.url} after 3 tries")
+
+
+def test_mismatched_gateware(capsys, regmap, tmp_path):
+    with EtherboneServer() as server:
+        serve_identity(server, regmap, **{"id.map_hash": regmap.hash ^ 1})
+        code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path))
+    assert code == 2
+    assert_one_line_error(err, "--target")
+    assert "register map mismatch" in err
+
+
+FAST = ["--sizes", "64", "--trial-duration", "2us", "--wait", "1us", "--resolution", "10"]
+
+
+def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):
+    """A server that only stores registers never sends a frame: every trial fails, the search
+    bisects to zero, and every file says so."""
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--dut", "a cable", "--out",
+                             str(tmp_path), "--json", *FAST)
+    assert code == 0, err
+    record = json.loads(out)
+    assert record == json.loads((tmp_path / "results.json").read_text())
+    assert record["status"] == "complete" and record["target"] == server.url
+    assert record["dut"] == {"description": "a cable"}
+    assert record["parameters"]["trial_duration_ns"] == 2000 and record["parameters"]["resolution_pct"] == 10
+    assert record["results"][0]["throughput_fps"] == 0.0 and record["results"][0]["trials"] == 5
+    assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 5
+    assert "scaled down from RFC 2544" in err
+    rows = (tmp_path / "Throughput.csv").read_text().splitlines()
+    assert rows[1].startswith("64,0.00,,0.000,")
+
+
+def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):
+    real_run_trial, calls = Device.run_trial, []
+
+    def interrupted_on_third(self, *args, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_run_trial(self, *args, **kw)
+
+    monkeypatch.setattr(Device, "run_trial", interrupted_on_third)
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path), *FAST)
+    assert code == 130
+    assert "interrupted" in err and "Traceback" not in err
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["status"] == "interrupted" and len(record["trials"]) == 2
+    assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2

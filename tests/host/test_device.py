@@ -1,0 +1,197 @@
+"""Device driver code paths over FakeTransport (a register file; no tester behaviour)."""
+
+import warnings
+
+import pytest
+
+from wirespeed.errors import DeviceError, DeviceMismatch
+from wirespeed.gateware.regmap import MAGIC
+from wirespeed.host.device import (
+    CMD_CLEAR,
+    CMD_SNAPSHOT,
+    CMD_START,
+    CMD_STOP,
+    BenchmarkRangeWarning,
+    Device,
+    Flow,
+    FrameSpec,
+    PortCounters,
+)
+from wirespeed.host.transport import FakeTransport
+
+
+@pytest.fixture
+def fake(regmap):
+    fake = FakeTransport(regmap)
+    for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
+                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports}.items():
+        fake.set(name, value)
+    return fake
+
+
+@pytest.fixture
+def device(fake, regmap):
+    return Device(fake, regmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
+
+
+def test_wide_registers_by_name(device, fake):
+    device.write("p0.gen.period", (84 << 32) | 5)
+    assert fake.get("p0.gen.period") == (84 << 32) | 5
+    fake.set("p1.ana.rx_frames", 2**40 + 3)
+    assert device.read_many(["p1.ana.rx_frames", "p0.gen.period"]) == {
+        "p1.ana.rx_frames": 2**40 + 3, "p0.gen.period": (84 << 32) | 5}
+
+
+def test_read_many_is_one_transaction(device, fake):
+    before = fake.transactions
+    device.read_many([f"p{p}.ana.{c}" for p in (0, 1) for c in ("rx_frames", "lat_min", "lat_sum")])
+    assert fake.transactions == before + 1
+
+
+def test_read_only_registers_cannot_be_written(device):
+    with pytest.raises(ValueError, match="read only"):
+        device.write("p0.ana.rx_frames", 1)
+
+
+def test_connect_reads_the_identity(device):
+    ident = device.connect()
+    assert (ident.magic, ident.n_ports, ident.clk_hz, ident.version_text) == (MAGIC, 2, 125_000_000, "0.1.0")
+    assert device.ident == ident
+
+
+@pytest.mark.parametrize("register, value, message", [
+    ("id.magic", 0x12345678, "is not a wirespeed tester"),
+    ("id.map_hash", 1, "register map mismatch"),
+    ("id.n_ports", 4, "id.n_ports = 4"),
+    ("id.clk_hz", 100_000_000, "id.clk_hz = 100000000"),
+])
+def test_connect_refuses_a_mismatch(device, fake, register, value, message):
+    fake.set(register, value)
+    with pytest.raises(DeviceMismatch, match=message) as info:
+        device.connect()
+    assert "\n" not in str(info.value)
+
+
+def test_configure_generator_programs_every_register(device, fake):
+    spec = FrameSpec.for_flow(0, 1, 128)
+    period = device.configure_generator(0, spec, 844_594.5945945946, duration_ns=10_000_000)
+    assert period == 148 << 32
+    expected = {"enable": 1, "frame_len": 128, "period": 148 << 32, "mode": 0, "duration": 1_250_000,
+                "stream_id": 0, "src_mac": 0x020000000001, "dst_mac": 0x020000000002,
+                "src_ip": 0xC6120001, "dst_ip": 0xC6130001, "src_port": 0xC020, "dst_port": 7, "ttl": 10}
+    assert {k: fake.get(f"p0.gen.{k}") for k in expected} == expected
+
+
+def test_configure_generator_by_count(device, fake):
+    device.configure_generator(1, FrameSpec.for_flow(1, 0, 64), 1000.0, count=5000)
+    assert (fake.get("p1.gen.mode"), fake.get("p1.gen.count"), fake.get("p1.gen.stream_id")) == (1, 5000, 1)
+    assert fake.get("p1.gen.src_ip") == 0xC6130001
+
+
+def test_configure_generator_needs_duration_or_count(device):
+    with pytest.raises(ValueError, match="exactly one"):
+        device.configure_generator(0, FrameSpec(), 1000.0)
+    with pytest.raises(ValueError, match="port must be 0..1"):
+        device.configure_generator(2, FrameSpec(), 1000.0, count=1)
+
+
+def test_snapshot_is_one_transaction_after_the_strobe(device, fake):
+    fake.set("p1.ana.rx_frames", 77)
+    fake.set("p0.gen.tx_frames", 78)
+    before = fake.transactions
+    counters = device.snapshot_counters()
+    assert fake.transactions == before + 1
+    assert fake.strobes[-1] == ("ctrl.cmd", CMD_SNAPSHOT)
+    assert counters[1].rx_frames == 77 and counters[0].tx_frames == 78
+    assert set(counters) == {0, 1}
+
+
+def test_wait_ns_polls_tester_time(device, fake):
+    fake.ns_per_transaction = 100_000
+    start = device.now_ns()
+    end = device.wait_ns(1_000_000)
+    assert end >= start + 1_000_000
+    assert end < start + 1_300_000
+
+
+def test_wait_ns_fails_when_tester_time_stands_still(device, fake):
+    fake.ns_per_transaction = 0
+    with pytest.raises(DeviceError, match="stopped at"):
+        device.wait_ns(1000)
+
+
+def script_trial(fake, tx, rx, running_for_ns=0):
+    """On START, put counters in place as a trial would leave them."""
+    def on_strobe(name, value):
+        if value & CMD_START:
+            fake.set("p0.gen.tx_frames", tx)
+            fake.set("p1.ana.rx_frames", rx)
+            fake.set("p1.ana.lat_min", 900)
+            fake.set("p1.ana.lat_max", 1100)
+            fake.set("p1.ana.lat_sum", 1000 * rx)
+            fake.set("p0.gen.running", 1 if running_for_ns else 0)
+    fake.on_strobe.append(on_strobe)
+
+
+def flows(size=64):
+    return [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))]
+
+
+def test_run_trial_sequence_and_result(device, fake):
+    script_trial(fake, tx=1000, rx=1000)
+    fake.set("p1.gen.enable", 1)
+    result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert [v for _, v in fake.strobes] == [CMD_STOP, CMD_CLEAR, CMD_START, CMD_SNAPSHOT]
+    assert fake.get("p1.gen.enable") == 0 and fake.get("p0.gen.enable") == 1
+    assert result.passed and result.lost_frames == 0 and result.tx_frames == 1000
+    assert result.measured_rx_fps == pytest.approx(1000 / 10e-6)
+    assert result.latency.model_dump() == {"min_ns": 900, "avg_ns": 1000.0, "max_ns": 1100, "frames": 1000}
+    assert result.period_q32 == pytest.approx(168 << 32, rel=1e-9)  # 50 % of line rate
+
+
+@pytest.mark.parametrize("tx, rx, seq, fcs", [(1000, 999, 0, 0), (1000, 1001, 0, 0), (1000, 1000, 1, 0),
+                                              (1000, 1000, 0, 1), (0, 0, 0, 0)])
+def test_trial_fails_on_any_loss_or_error(device, fake, tx, rx, seq, fcs):
+    script_trial(fake, tx=tx, rx=rx)
+    fake.set("p1.ana.seq_errors", seq)
+    fake.set("p1.ana.fcs_errors", fcs)
+    assert not device.run_trial(flows(), 1000.0, duration_ns=10_000, wait_ns=0).passed
+
+
+def test_trial_that_never_stops_is_an_error(device, fake):
+    fake.ns_per_transaction = 1_000_000
+    script_trial(fake, tx=1, rx=1, running_for_ns=10**12)
+    with pytest.raises(DeviceError, match="p0.gen.running still not done"):
+        device.run_trial(flows(), 1000.0, duration_ns=10_000, wait_ns=0)
+
+
+def test_result_round_trips_through_json(device, fake):
+    script_trial(fake, tx=10, rx=10)
+    result = device.run_trial(flows(), 1000.0, duration_ns=10_000, wait_ns=0)
+    again = type(result).model_validate_json(result.model_dump_json())
+    assert again == result and again.counters[1].rx_frames == 10
+
+
+def test_no_latency_without_frames():
+    assert PortCounters().lat_min == 0xFFFFFFFF
+
+
+def test_frame_spec_defaults_follow_rfc2544_appendix_c():
+    spec = FrameSpec()
+    assert (str(spec.src_ip), str(spec.dst_ip), spec.src_port, spec.dst_port, spec.ttl) == (
+        "198.18.0.1", "198.19.0.1", 0xC020, 7, 10)
+
+
+@pytest.mark.parametrize("field, value", [("frame_len", 63), ("frame_len", 1519), ("src_mac", "02:00:00:00:00"),
+                                          ("dst_mac", "zz:00:00:00:00:01"), ("ttl", 0), ("src_ip", "300.1.1.1")])
+def test_frame_spec_rejects(field, value):
+    with pytest.raises(ValueError):
+        FrameSpec(**{field: value})
+
+
+def test_frame_spec_warns_outside_benchmark_range():
+    with pytest.warns(BenchmarkRangeWarning, match="RFC 6815"):
+        FrameSpec(dst_ip="10.0.0.1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        FrameSpec(src_ip="198.19.255.254")

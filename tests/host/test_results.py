@@ -1,0 +1,131 @@
+"""results.json, trials.jsonl, Throughput.csv and Latency.csv as written during a run."""
+
+import csv
+import json
+
+import pytest
+from fakes import make_trial
+
+from wirespeed import __version__
+from wirespeed.ethernet import line_rate_fps
+from wirespeed.host.device import GatewareId
+from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
+from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, ThroughputResult
+
+THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
+                      "theoretical_max_fps", "frames_sent", "frames_received", "trials"]
+
+
+@pytest.fixture
+def header():
+    config = ThroughputConfig(frame_sizes=[64, 1518], trial_duration_ns=10_000_000, wait_ns=1_000_000)
+    return RunHeader(target="sim", dut={"model": "router", "rate_fps": 400_000},
+                     gateware=GatewareId(magic=0x57535044, version=0x000100, map_hash=0xF4988A5A,
+                                         clk_hz=125_000_000, n_ports=2),
+                     parameters=config, notes=config.notes())
+
+
+@pytest.fixture
+def writer(tmp_path, header):
+    return ResultsWriter(tmp_path / "out", header)
+
+
+def size_result(size, rate, trials):
+    outcome = SearchOutcome(line_rate_fps=line_rate_fps(size), resolution_fps=line_rate_fps(size) / 1000,
+                            rates=[t.offered_fps for t in trials], trials=trials, throughput_fps=rate,
+                            failed_fps=None, best=trials[-1] if trials[-1].passed else None, converged=True)
+    return ThroughputResult.from_outcome(size, outcome)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_every_file_exists_from_the_start(writer):
+    names = sorted(p.name for p in writer.out_dir.iterdir())
+    assert names == ["Latency.csv", "Throughput.csv", "results.json", "trials.jsonl"]
+    record = json.loads((writer.out_dir / "results.json").read_text())
+    assert record["status"] == "running" and record["results"] == [] and record["trials"] == []
+    assert read_csv(writer.out_dir / "Throughput.csv") == [THROUGHPUT_COLUMNS]
+
+
+def test_each_trial_is_on_disk_at_once(writer, monkeypatch):
+    synced = []
+    monkeypatch.setattr("wirespeed.results.os.fsync", lambda fd: synced.append(fd))
+    writer.record_trial(make_trial(64, 1_488_095.24, 14881, 14000))
+    writer.record_trial(make_trial(64, 744_047.62, 7441, 7441))
+    lines = (writer.out_dir / "trials.jsonl").read_text().splitlines()
+    assert len(synced) == 2 and len(lines) == 2
+    first = json.loads(lines[0])
+    assert first["n"] == 1 and first["frame_size"] == 64 and first["lost_frames"] == 881
+    assert first["counters"]["1"]["rx_frames"] == 14000 and first["counters"]["0"]["tx_frames"] == 14881
+    assert json.loads(lines[1])["passed"] is True
+
+
+def test_throughput_and_latency_tables(writer):
+    fail, ok = make_trial(64, 1_488_095.24, 14881, 4000), make_trial(64, 400_000.0, 4000, 4000)
+    for t in (fail, ok):
+        writer.record_trial(t)
+    writer.record_size(size_result(64, 400_000.0, [fail, ok]))
+
+    rows = read_csv(writer.out_dir / "Throughput.csv")
+    assert rows[0] == THROUGHPUT_COLUMNS
+    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2"]
+    latency = read_csv(writer.out_dir / "Latency.csv")
+    assert latency[0] == ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "frames", "definition"]
+    assert latency[1][:6] == ["64", "400000.00", "900", "1000.0", "1100", "4000"]
+    assert "first byte out of the generator to first byte into the analyzer" in latency[1][6]
+
+
+def test_a_size_without_a_passing_rate(writer):
+    fail = make_trial(1518, 81_274.38, 813, 0)
+    writer.record_size(size_result(1518, 0.0, [fail]))
+    rows = read_csv(writer.out_dir / "Throughput.csv")
+    assert rows[1] == ["1518", "0.00", "", "0.000", "0.000", "81274.38", "", "", "1"]
+    assert len(read_csv(writer.out_dir / "Latency.csv")) == 1
+
+
+def test_results_json_describes_the_run(writer):
+    trial = make_trial(64, 400_000.0, 4000, 4000)
+    writer.record_trial(trial)
+    writer.record_size(size_result(64, 400_000.0, [trial]))
+    writer.finish("complete")
+    record = json.loads((writer.out_dir / "results.json").read_text())
+    assert record["status"] == "complete" and record["format"] == "wirespeed-results/1"
+    assert record["tool"] == {"name": "wirespeed", "version": __version__}
+    assert record["gateware"]["map_hash"] == 0xF4988A5A and record["gateware"]["version_text"] == "0.1.0"
+    assert record["target"] == "sim" and record["dut"]["rate_fps"] == 400_000
+    assert record["parameters"]["trial_duration_ns"] == 10_000_000 and record["parameters"]["scaled_down"]
+    assert record["parameters"]["resolution_pct"] == 0.1
+    assert "scaled down" in record["notes"][0]
+    assert "latency" in record["definitions"]
+    assert record["results"][0]["throughput_fps"] == 400_000.0
+    assert record["trials"][0]["counters"]["1"]["lat_sum"] == 4_000_000
+
+
+def test_interrupted_run_keeps_partial_trials(writer):
+    writer.record_trial(make_trial(64, 1_488_095.24, 14881, 4000))
+    writer.finish("interrupted")
+    record = json.loads((writer.out_dir / "results.json").read_text())
+    assert record["status"] == "interrupted" and len(record["trials"]) == 1 and record["results"] == []
+
+
+def test_rewrite_is_atomic(writer, monkeypatch):
+    before = (writer.out_dir / "results.json").read_text()
+
+    def fail(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("wirespeed.results.os.replace", fail)
+    with pytest.raises(OSError):
+        writer.record_size(size_result(64, 400_000.0, [make_trial(64, 400_000.0, 4000, 4000)]))
+    assert (writer.out_dir / "results.json").read_text() == before
+    assert not [p for p in writer.out_dir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_atomic_write_replaces_whole_file(tmp_path):
+    path = tmp_path / "x.csv"
+    atomic_write_text(path, "a\n" * 1000)
+    atomic_write_text(path, "b\n")
+    assert path.read_text() == "b\n" and [p.name for p in tmp_path.iterdir()] == ["x.csv"]

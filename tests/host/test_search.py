@@ -1,0 +1,139 @@
+"""The RFC 2544 26.1 throughput search against fake DUT functions (no hardware)."""
+
+import math
+from dataclasses import dataclass
+
+import pytest
+from fakes import FakeTester
+
+from wirespeed.ethernet import line_rate_fps
+from wirespeed.host.device import Flow
+from wirespeed.rfc2544.throughput import (
+    ThroughputConfig,
+    ThroughputObserver,
+    run_throughput,
+    search_throughput,
+)
+
+LINE = line_rate_fps(64)
+RES = LINE * 0.001  # 0.1 % of line rate
+
+
+@dataclass
+class Verdict:
+    rate: float
+    passed: bool
+
+
+def threshold_dut(limit_fps):
+    """A DUT that forwards everything up to ``limit_fps`` and loses frames above."""
+    calls = []
+
+    def trial(rate):
+        calls.append(rate)
+        return Verdict(rate, rate <= limit_fps)
+
+    trial.calls = calls
+    return trial
+
+
+def expected_trials(line, resolution):
+    """100 % first, then bisection of [0, line] down to the resolution."""
+    return 1 + math.ceil(math.log2(line / resolution))
+
+
+@pytest.mark.parametrize("limit", [400_000.0, 2 * RES, LINE * 0.5, LINE * 0.999, LINE - RES / 2, 744_047.619])
+def test_converges_to_the_threshold_within_resolution(limit):
+    dut = threshold_dut(limit)
+    out = search_throughput(dut, LINE, RES, max_trials=50)
+    assert out.converged
+    assert out.throughput_fps <= limit < out.failed_fps
+    assert limit - out.throughput_fps <= RES
+    assert out.failed_fps - out.throughput_fps <= RES
+    assert len(out.trials) == expected_trials(LINE, RES) == 11
+    assert out.best.rate == out.throughput_fps and out.best.passed
+    assert dut.calls[0] == LINE
+
+
+def test_line_rate_dut_needs_one_trial():
+    out = search_throughput(threshold_dut(LINE), LINE, RES, max_trials=50)
+    assert out.converged and out.throughput_fps == LINE and out.failed_fps is None
+    assert out.rates == [LINE]
+
+
+def test_dut_that_never_forwards_reports_zero():
+    out = search_throughput(threshold_dut(-1), LINE, RES, max_trials=50)
+    assert out.converged and out.throughput_fps == 0.0 and out.best is None
+    assert out.failed_fps <= RES
+    assert len(out.trials) == 11
+
+
+@pytest.mark.parametrize("resolution_pct, trials", [(1.0, 8), (0.1, 11), (0.01, 15)])
+def test_resolution_sets_the_number_of_trials(resolution_pct, trials):
+    resolution = LINE * resolution_pct / 100
+    out = search_throughput(threshold_dut(123_456.0), LINE, resolution, max_trials=50)
+    assert len(out.trials) == trials == expected_trials(LINE, resolution)
+    assert 123_456.0 - out.throughput_fps <= resolution
+
+
+def test_max_trials_stops_the_search_unconverged():
+    out = search_throughput(threshold_dut(123_456.0), LINE, RES, max_trials=4)
+    assert not out.converged and len(out.trials) == 4
+    assert out.throughput_fps <= 123_456.0 < out.failed_fps
+
+
+def test_rates_are_bisections_between_pass_and_fail():
+    out = search_throughput(threshold_dut(LINE * 0.3), LINE, RES, max_trials=50)
+    assert out.rates[:4] == [LINE, LINE / 2, LINE / 4, 3 * LINE / 8]
+
+
+# run_throughput with a fake tester ------------------------------------------------------------------
+
+
+class Recorder(ThroughputObserver):
+    def __init__(self):
+        self.events = []
+
+    def size_started(self, frame_size, line_rate_fps):
+        self.events.append(("size", frame_size))
+
+    def trial_started(self, frame_size, step, rate_fps):
+        self.events.append(("start", frame_size, step))
+
+    def trial_done(self, step, result):
+        self.events.append(("done", result.frame_size, step, result.passed))
+
+    def size_done(self, result):
+        self.events.append(("result", result.frame_size))
+
+
+def test_run_throughput_per_size():
+    config = ThroughputConfig(frame_sizes=[64, 1518], trial_duration_ns=10_000_000, wait_ns=1_000_000)
+    tester, recorder = FakeTester(limit_pct=40), Recorder()
+    results = run_throughput(tester, config, recorder)
+
+    assert [r.frame_size for r in results] == [64, 1518]
+    for r in results:
+        assert r.converged and r.trials == 11
+        assert 40 - 0.1 <= r.pct_line_rate <= 40
+        assert r.best.passed and r.best.offered_fps == r.throughput_fps
+        assert r.throughput_mbps == pytest.approx(r.frame_size * 8 * r.throughput_fps / 1e6)
+    flows, _, duration, wait = tester.calls[0]
+    assert (duration, wait) == (10_000_000, 1_000_000)
+    assert flows == [Flow(tx_port=0, rx_port=1, spec=flows[0].spec)] and flows[0].spec.frame_len == 64
+    assert recorder.events[:3] == [("size", 64), ("start", 64, 1), ("done", 64, 1, False)]
+    assert recorder.events[23] == ("result", 64)
+    assert recorder.events[-1] == ("result", 1518)
+
+
+def test_config_flags_scaled_down_durations():
+    short = ThroughputConfig(frame_sizes=[64], trial_duration_ns=10_000_000, wait_ns=1_000_000)
+    rfc = ThroughputConfig(frame_sizes=[64], trial_duration_ns=60_000_000_000, wait_ns=2_000_000_000)
+    assert short.scaled_down and "scaled down" in short.notes()[0] and "10 ms" in short.notes()[0]
+    assert not rfc.scaled_down and rfc.notes() == []
+
+
+@pytest.mark.parametrize("sizes", [[], [63], [1519], [64, 64]])
+def test_config_rejects_bad_sizes(sizes):
+    with pytest.raises(ValueError):
+        ThroughputConfig(frame_sizes=sizes, trial_duration_ns=1, wait_ns=0)

@@ -1,0 +1,34 @@
+"""The whole chain: CLI -> RFC 2544 search -> driver -> Etherbone -> Verilated gateware ->
+simulated router DUT, with the answer derived from the router model's parameters."""
+
+import json
+
+import pytest
+
+from wirespeed.cli import main
+from wirespeed.ethernet import line_rate_fps
+
+pytestmark = pytest.mark.slow
+
+RATE, QUEUE, TRIAL_S = 400_000, 256, 0.010
+
+
+def test_router_throughput_in_simulation(tmp_path, capsys):
+    code = main(["rfc2544", "--target", "sim", "--dut", f"router:rate={RATE},queue={QUEUE},latency=20us",
+                 "--sizes", "64,1518", "--trial-duration", "10ms", "--wait", "1ms", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    record = json.loads((tmp_path / "results.json").read_text())
+    small, large = record["results"]
+
+    # Above the router's rate its queue absorbs (rate excess) * trial frames before the
+    # first loss, so a zero-loss trial of 10 ms passes up to about RATE + (QUEUE + 1) / 10 ms.
+    resolution = line_rate_fps(64) * 0.001
+    assert RATE <= small["throughput_fps"] <= RATE + (QUEUE + 2) / TRIAL_S + resolution
+    assert small["converged"] and small["best"]["lost_frames"] == 0
+    assert small["best"]["tx_frames"] == pytest.approx(small["throughput_fps"] * TRIAL_S, abs=1)
+    latency = small["best"]["latency"]
+    assert latency["min_ns"] >= 20_000  # the router's fixed latency, plus the tester's pipeline
+
+    # 1518-byte line rate (81,274 frames/s) is below the router's rate: one trial at 100 %.
+    assert large["trials"] == 1 and large["pct_line_rate"] == 100.0
