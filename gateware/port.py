@@ -18,7 +18,7 @@ __all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS"]
 TX_PIPELINE_NS = 128
 #: Fixed delay from the edge at which the first byte after the SFD is sampled on GMII RX to
 #: the analyzer's receive timestamp (LiteEth RX path: PHY register, preamble and CRC checkers).
-RX_PIPELINE_NS = 80
+RX_PIPELINE_NS = 72
 #: What a latency measured through a zero-length cable reads: subtract to calibrate.
 PIPELINE_NS = TX_PIPELINE_NS + RX_PIPELINE_NS
 

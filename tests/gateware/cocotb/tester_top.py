@@ -187,7 +187,9 @@ async def loopback_latency_and_pipeline_delay(dut):
         _, _, ts = F.parse_signature(bytes(frames[0].get_payload()))
         ts_edge = t_edge + (ts - now)
         tx_delay = get_time_from_sim_steps(frames[0].sim_time_sfd, "ns") - ts_edge
-        cable_ns = delay_cycles * CLK_NS
+        # the cable samples TX at edge k and drives RX after edge k + delay_cycles, so the
+        # receiving MAC samples the byte at edge k + delay_cycles + 1
+        cable_ns = (delay_cycles + 1) * CLK_NS
         results[delay_cycles] = (c["lat_min"], tx_delay)
         dut._log.info("cable %d ns: latency %d ns, tx delay %d ns, rx delay %d ns",
                       cable_ns, c["lat_min"], tx_delay, c["lat_min"] - tx_delay - cable_ns)

@@ -1,0 +1,216 @@
+"""Build the Verilator simulation (gateware + C++ harness) once, cache it by content.
+
+The cache lives in ``${WIRESPEED_CACHE:-~/.cache/wirespeed}/sim/<key>/`` where ``key`` is a
+SHA-256 over the gateware package's Python files, the harness C++ sources, the build flags
+and the versions of verilator, amaranth, liteeth, litex and migen. A cache hit neither
+regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
+final one and is renamed into place; a lock file keeps concurrent processes from building
+the same key twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
+
+__all__ = [
+    "BINARY_NAME",
+    "HARNESS_DIR",
+    "TOP_MODULE",
+    "build_harness",
+    "cache_root",
+    "ensure_binary",
+    "ensure_harness",
+    "harness_key",
+    "harness_sources",
+    "verilator_env",
+]
+
+HARNESS_DIR = Path(__file__).resolve().parent / "harness"
+BINARY_NAME = "wirespeed-sim"
+TOP_MODULE = "wirespeed_sim_top"
+LOG_NAME = "build.log"
+
+VERILATOR_FLAGS = (
+    "--cc", "--exe", "--build",
+    "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+    "-Wno-fatal", "-Wno-WIDTH",
+    "-j", "2",
+)
+# Verilator compiles harness and hot model code with OPT_FAST (default -Os).
+MAKE_FLAGS = f"OPT_FAST=-O2 OPT_GLOBAL=-O2 {VERILATED_MK_FIXES}"
+CXX_FLAGS = "-std=gnu++17 -DNDEBUG"
+_VERSIONED = ("verilator", "amaranth", "liteeth", "litex", "migen")
+_LOG_TAIL_LINES = 40
+
+
+def cache_root() -> Path:
+    """``${WIRESPEED_CACHE:-~/.cache/wirespeed}/sim``."""
+    return cache_dir() / "sim"
+
+
+def harness_sources() -> list[Path]:
+    """The C++ harness: every ``*.cpp`` and ``*.h`` in ``sim/harness``."""
+    files = sorted(HARNESS_DIR.glob("*.cpp")) + sorted(HARNESS_DIR.glob("*.h"))
+    if not any(f.name == "main.cpp" for f in files):
+        raise RuntimeError(f"harness sources missing: no main.cpp in {HARNESS_DIR}")
+    return files
+
+
+def _gateware_dir() -> Path:
+    spec = importlib.util.find_spec("wirespeed.gateware")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("package wirespeed.gateware not found (is wirespeed installed?)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _hash_files(h, root: Path, files: Sequence[Path]) -> None:
+    for f in files:
+        h.update(b"file\0" + f.relative_to(root).as_posix().encode() + b"\0")
+        data = f.read_bytes()
+        h.update(len(data).to_bytes(8, "little") + data)
+
+
+def _hash_common(h) -> None:
+    h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE)).encode())
+    for dist in _VERSIONED:
+        try:
+            version = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            version = "absent"
+        h.update(f"version\0{dist}\0{version}\0".encode())
+    _hash_files(h, HARNESS_DIR, harness_sources())
+
+
+def harness_key() -> str:
+    """Cache key of the simulation binary built from the current sources."""
+    h = hashlib.sha256(b"wirespeed-sim\0")
+    _hash_common(h)
+    gw = _gateware_dir()
+    files = sorted(p for p in gw.rglob("*.py") if "__pycache__" not in p.parts)
+    if not files:
+        raise RuntimeError(f"no Python files in the gateware package at {gw}")
+    _hash_files(h, gw, files)
+    return h.hexdigest()[:32]
+
+
+def _log_tail(log: Path) -> str:
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"(no log: {e})"
+    return "\n".join(lines[-_LOG_TAIL_LINES:])
+
+
+def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True) -> Path:
+    """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
+
+    Returns the path of the executable (``out_dir/wirespeed-sim``); leaves the object files
+    in ``out_dir/obj_dir`` and the compiler output in ``out_dir/build.log``. Raises
+    RuntimeError with the end of the log if the build fails.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    obj_dir = out_dir / "obj_dir"
+    log = out_dir / LOG_NAME
+    env = verilator_env()
+    cpp = [str(p) for p in harness_sources() if p.suffix == ".cpp"]
+    cmd = [
+        str(verilator_bin_dir() / "verilator"),
+        *VERILATOR_FLAGS,
+        "--top-module", TOP_MODULE,
+        "--Mdir", str(obj_dir),
+        "-o", BINARY_NAME,
+        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS}",
+        "-MAKEFLAGS", MAKE_FLAGS,
+        *[str(Path(v).resolve()) for v in verilog],
+        *cpp,
+    ]
+    with open(log, "w") as logf:
+        logf.write("$ " + " ".join(cmd) + "\n")
+        logf.flush()
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    env=env, cwd=out_dir, text=True, errors="replace")
+        except OSError as e:
+            raise RuntimeError(f"cannot run Verilator: {e}") from e
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            logf.write(line)
+            if not quiet:
+                sys.stderr.write(line)
+        rc = proc.wait()
+    binary = obj_dir / BINARY_NAME
+    if rc != 0 or not binary.is_file():
+        raise RuntimeError(
+            f"Verilator build of the simulation failed (exit {rc}); last lines of {log}:\n"
+            + _log_tail(log)
+        )
+    final = out_dir / BINARY_NAME
+    os.replace(binary, final)
+    return final
+
+
+def ensure_binary(
+    key: str,
+    write_sources: Callable[[Path], Sequence[Path]],
+    rebuild: bool = False,
+    quiet: bool = True,
+) -> Path:
+    """Return the cached binary for ``key``, building it if needed.
+
+    ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths;
+    it is only called when a build is needed.
+    """
+    root = cache_root()
+    final = root / key
+    binary = final / BINARY_NAME
+    if binary.is_file() and not rebuild:
+        return binary
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        # Another process may have finished the same build while we waited for the lock.
+        if binary.is_file() and not rebuild:
+            return binary
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:12]}-", dir=root))
+        try:
+            sources = [Path(p) for p in write_sources(tmp / "verilog")]
+            if not sources:
+                raise RuntimeError("no Verilog sources were written")
+            build_harness(sources, tmp, quiet=quiet)
+            shutil.rmtree(tmp / "obj_dir", ignore_errors=True)
+            tmp.chmod(0o755)  # mkdtemp made it private
+            if final.exists():
+                # Rebuild, or a broken leftover: move it aside, then swap in the new build.
+                old = Path(tempfile.mkdtemp(prefix=f".old-{key[:12]}-", dir=root))
+                os.rename(final, old / "x")
+                shutil.rmtree(old, ignore_errors=True)
+            os.rename(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return binary
+
+
+def ensure_harness(rebuild: bool = False, quiet: bool = True) -> Path:
+    """Path of the simulation executable for the current gateware and harness sources,
+    built (Verilog generation + Verilator) only when the cache has no match."""
+
+    def write_sources(outdir: Path) -> list[Path]:
+        from wirespeed.gateware.build import write_sim_sources
+
+        return list(write_sim_sources(outdir))
+
+    return ensure_binary(harness_key(), write_sources, rebuild=rebuild, quiet=quiet)

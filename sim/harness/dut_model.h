@@ -1,0 +1,36 @@
+// The interface every DUT model implements, and the counters every model keeps.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gmii.h"
+
+namespace ws {
+
+struct DutCounters {
+    uint64_t frames_in = 0;    // frames seen on the model's input (tester TX)
+    uint64_t frames_out = 0;   // frames put on the model's output (tester RX)
+    uint64_t dropped = 0;      // frames discarded by the model's queue policy
+    uint64_t errored = 0;      // input frames discarded as malformed (tx_er, no SFD, too long)
+};
+
+// A device under test seen from one direction: it consumes the tester's GMII transmit
+// stream and produces the tester's GMII receive stream, one symbol per clock cycle.
+class DutModel {
+public:
+    virtual ~DutModel() = default;
+
+    // Advance one clock cycle. `in` is what the tester drives on GMII TX in this cycle;
+    // the result is what the tester samples on GMII RX at the same clock edge.
+    virtual GmiiSym step(GmiiSym in) = 0;
+
+    // Model name and its parameters in canonical units, e.g. "router rate=400000 ...".
+    virtual std::string describe() const = 0;
+
+    const DutCounters& counters() const { return counters_; }
+
+protected:
+    DutCounters counters_;
+};
+
+}  // namespace ws

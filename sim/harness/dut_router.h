@@ -1,0 +1,81 @@
+// DUT model "router": a store-and-forward device with a frame-rate limit.
+//
+//  * A frame is received completely (until tx_en falls; preamble and SFD are stripped, the
+//    bytes after the SFD including the FCS are kept unchanged). Its arrival time is the
+//    first cycle in which tx_en is seen low after it. Frames with tx_er, without an SFD, or
+//    longer than `max_frame` bytes are discarded and counted as errored.
+//  * On arrival the frame joins the input queue if fewer than `queue` frames are waiting
+//    there (the frame in service does not count), otherwise it is dropped.
+//  * One server takes waiting frames in order. Each service lasts exactly 1/`rate` s; the
+//    server's time is kept exactly in units of 1/rate cycles, so fractional service times
+//    (312.5 cycles at 400000 frames/s) accumulate without error and the long-run service
+//    rate of a backlogged server is exactly `rate`. Service starts at
+//    max(arrival, end of the previous service).
+//  * After service a frame waits the fixed processing latency, then is transmitted on the
+//    output at line rate with a fresh preamble/SFD, at the first cycle >= (end of service
+//    rounded up to a whole cycle) + latency at which the output is free; at least 12 idle
+//    cycles separate output frames. The output queue is unbounded.
+// For an idle router the first output preamble byte therefore appears
+// ceil(1/rate s) + latency after the arrival cycle.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "dut_model.h"
+
+namespace ws {
+
+class RouterModel final : public DutModel {
+public:
+    RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns, uint64_t max_frame);
+    ~RouterModel() override;
+    RouterModel(const RouterModel&) = delete;
+    RouterModel& operator=(const RouterModel&) = delete;
+
+    GmiiSym step(GmiiSym in) override;
+    std::string describe() const override;
+
+    // Frames currently inside the model (waiting, in service/latency, being transmitted).
+    size_t frames_inside() const { return waiting_.size() + served_.size() + (tx_ ? 1 : 0); }
+
+private:
+    using Time = unsigned __int128;  // server time in units of 1/rate cycles
+
+    struct Frame {
+        std::vector<uint8_t> bytes;
+        uint64_t t = 0;  // arrival cycle while waiting; release cycle once served
+    };
+    enum class RxState : uint8_t { kIdle, kPreamble, kData, kDiscard };
+
+    Frame* alloc_frame();
+    void free_frame(Frame* f);
+    void serve();
+
+    // parameters
+    uint64_t rate_fps_, queue_, latency_ns_, max_frame_;
+    uint64_t latency_cycles_;
+    Time units_per_cycle_;  // = rate
+    Time service_units_;    // = clock Hz (one service = clock/rate cycles)
+
+    uint64_t now_ = 0;  // current cycle
+    Time now_units_ = 0;
+
+    // receive
+    RxState rx_state_ = RxState::kIdle;
+    Frame* rx_ = nullptr;
+
+    // service
+    Time free_at_ = 0;             // server becomes free at this time
+    std::deque<Frame*> waiting_;   // received, not yet in service
+    std::deque<Frame*> served_;    // served, waiting for release or for the output line
+
+    // transmit
+    Frame* tx_ = nullptr;
+    size_t tx_pos_ = 0;        // position in preamble + frame
+    uint64_t out_free_ = 0;    // earliest cycle the next output frame may start
+
+    std::vector<Frame*> pool_;
+};
+
+}  // namespace ws

@@ -1,0 +1,174 @@
+// Test driver for the C++ DUT models (compiled by tests/sim/test_models.py with g++).
+//
+// Feeds one model (built by the harness's own factory from --dut/--dut-param) with synthetic
+// GMII frames and reports, one line each, what went in and what came out:
+//   IN  <index> <first tx_en cycle> <first cycle tx_en low after the frame>
+//   OUT <n> <index> <first rx_dv cycle> <bytes after SFD> <ok> <idle cycles before it, -1 first>
+//   ER  <cycles with rx_er>
+//   STATS frames_in=.. frames_out=.. dropped=.. errored=..
+// Frame i (len bytes after the SFD) starts at cycle start + floor(i * num / den): 7x0x55, 0xD5,
+// then bytes b[0..3] = i (big-endian), b[j] = (i * 7 + j) & 0xFF. `ok` means: preamble and SFD
+// exactly right, content equal to frame <index> byte for byte, rx_er never set.
+//
+// Options: --dut NAME --dut-param K=V ... --frames N --len L --period NUM/DEN
+//          [--start C] [--tail C] [--er-frame I] [--no-sfd-frame I] [--bench CYCLES]
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dut_factory.h"
+#include "dut_params.h"
+
+using namespace ws;
+
+namespace {
+
+[[noreturn]] void die(const std::string& msg) {
+    std::fprintf(stderr, "model_driver: %s\n", msg.c_str());
+    std::exit(2);
+}
+
+uint8_t frame_byte(uint64_t i, uint64_t j) {
+    if (j < 4) return uint8_t(i >> (8 * (3 - j)));
+    return uint8_t(i * 7 + j);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string model = "loopback";
+    std::vector<std::pair<std::string, std::string>> params;
+    uint64_t frames = 1, len = 64, num = 100, den = 1, start = 10, tail = 10000, bench = 0;
+    std::set<uint64_t> er_frames, no_sfd_frames;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (i + 1 >= argc) die("missing value for " + a);
+        std::string v = argv[++i];
+        if (a == "--dut") model = v;
+        else if (a == "--dut-param") params.push_back(split_param(v));
+        else if (a == "--frames") frames = std::stoull(v);
+        else if (a == "--len") len = std::stoull(v);
+        else if (a == "--period") {
+            auto slash = v.find('/');
+            num = std::stoull(v.substr(0, slash));
+            den = slash == std::string::npos ? 1 : std::stoull(v.substr(slash + 1));
+        } else if (a == "--start") start = std::stoull(v);
+        else if (a == "--tail") tail = std::stoull(v);
+        else if (a == "--er-frame") er_frames.insert(std::stoull(v));
+        else if (a == "--no-sfd-frame") no_sfd_frames.insert(std::stoull(v));
+        else if (a == "--bench") bench = std::stoull(v);
+        else die("unknown option " + a);
+    }
+    if (len < 4) die("--len must be >= 4");
+    if (num < (len + 9) * den) die("--period leaves no idle cycle between frames");
+
+    std::unique_ptr<DutModel> dut;
+    try {
+        dut = make_dut(model, params);
+    } catch (const std::exception& e) {
+        std::printf("ERROR %s\n", e.what());
+        return 3;
+    }
+
+    // ---- transmit schedule -----------------------------------------------------------------
+    auto frame_start = [&](uint64_t i) { return start + (i * num) / den; };
+    const uint64_t frame_cycles = kPreambleLen + len;
+    const uint64_t total =
+        bench ? bench : (frames ? frame_start(frames - 1) + frame_cycles : start) + tail;
+    const uint64_t n_frames = bench ? UINT64_MAX : frames;  // --bench: frames never run out
+
+    uint64_t next = 0;  // next frame to send
+    uint64_t pos = 0;   // position within the frame being sent
+    uint64_t tx_start = 0;
+    bool sending = false;
+
+    // ---- receive monitor -------------------------------------------------------------------
+    bool rx_in = false;
+    uint64_t rx_start = 0, rx_pos = 0, out_n = 0, er_cycles = 0;
+    int64_t last_end = -1;  // first idle cycle after the previous output frame
+    bool rx_ok = true;
+    std::vector<uint8_t> rx_bytes;
+
+    auto finish_rx = [&](uint64_t now) {
+        uint64_t n = rx_pos > kPreambleLen ? rx_pos - kPreambleLen : 0;
+        bool ok = rx_ok && n == len;
+        uint64_t index = 0;
+        for (size_t j = 0; j < 4 && j < rx_bytes.size(); j++) index = index << 8 | rx_bytes[j];
+        for (uint64_t j = 0; ok && j < n; j++) ok = rx_bytes[j] == frame_byte(index, j);
+        long long gap = last_end < 0 ? -1 : (long long)(rx_start - uint64_t(last_end));
+        if (!bench)
+            std::printf("OUT %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %lld\n", out_n,
+                        index, rx_start, n, ok ? 1 : 0, gap);
+        out_n++;
+        last_end = int64_t(now);
+    };
+
+    auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t t = 0; t < total; t++) {
+        GmiiSym in = kIdle;
+        if (!sending && next < n_frames && t >= frame_start(next)) {
+            sending = true;
+            pos = 0;
+            tx_start = t;
+        }
+        if (sending) {
+            const uint64_t cur = next;
+            in.en = 1;
+            if (pos < kPreambleLen - 1)
+                in.d = kPreambleByte;
+            else if (pos == kPreambleLen - 1)
+                in.d = no_sfd_frames.count(cur) ? kPreambleByte : kSfdByte;
+            else
+                in.d = frame_byte(cur, pos - kPreambleLen);
+            in.er = (er_frames.count(cur) && pos == kPreambleLen + len / 2) ? 1 : 0;
+            if (++pos == frame_cycles) {
+                sending = false;
+                next++;
+                if (!bench)
+                    std::printf("IN %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cur, tx_start, t + 1);
+            }
+        }
+
+        GmiiSym out = dut->step(in);
+
+        if (out.er) er_cycles++;
+        if (out.en) {
+            if (!rx_in) {
+                rx_in = true;
+                rx_start = t;
+                rx_pos = 0;
+                rx_ok = true;
+                rx_bytes.clear();
+            }
+            if (out.er) rx_ok = false;
+            if (rx_pos < kPreambleLen - 1)
+                rx_ok = rx_ok && out.d == kPreambleByte;
+            else if (rx_pos == kPreambleLen - 1)
+                rx_ok = rx_ok && out.d == kSfdByte;
+            else
+                rx_bytes.push_back(out.d);
+            rx_pos++;
+        } else if (rx_in) {
+            rx_in = false;
+            finish_rx(t);
+        }
+    }
+    if (rx_in) finish_rx(total);
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    const DutCounters& c = dut->counters();
+    std::printf("ER %" PRIu64 "\n", er_cycles);
+    std::printf("STATS frames_in=%" PRIu64 " frames_out=%" PRIu64 " dropped=%" PRIu64
+                " errored=%" PRIu64 "\n",
+                c.frames_in, c.frames_out, c.dropped, c.errored);
+    if (bench)
+        std::printf("BENCH cycles=%" PRIu64 " wall_s=%.4f cycles_per_s=%.0f\n", total, wall,
+                    double(total) / wall);
+    return 0;
+}
