@@ -155,5 +155,6 @@ class RegisterMap:
             "|---|---|---|---|---|---|",
         ]
         for r in self.registers:
-            lines.append(f"| `{r.offset:#06x}` | `{r.name}` | {r.width} | {r.access} | {r.reset:#x} | {r.doc} |")
+            doc = r.doc.replace("|", "\\|")
+            lines.append(f"| `{r.offset:#06x}` | `{r.name}` | {r.width} | {r.access} | {r.reset:#x} | {doc} |")
         return "\n".join(lines) + "\n"

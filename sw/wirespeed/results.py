@@ -43,7 +43,7 @@ DEFINITIONS = {
     "frame_size": "bytes from destination MAC to FCS inclusive",
     "line_rate": "1 Gb/s; a frame of L bytes occupies L + 20 bytes on the wire (preamble, SFD, gap)",
     "throughput_Mbps": "L * 8 * frames/s (frame bits only)",
-    "measured_rx_fps": "test frames received / trial duration",
+    "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
     "latency": LATENCY_DEFINITION,
 }
 

@@ -129,6 +129,8 @@ def script_trial(fake, tx, rx, running_for_ns=0):
             fake.set("p1.ana.lat_min", 900)
             fake.set("p1.ana.lat_max", 1100)
             fake.set("p1.ana.lat_sum", 1000 * rx)
+            fake.set("p1.ana.first_rx_ns", 5_000)
+            fake.set("p1.ana.last_rx_ns", 5_000 + 8 * 84 * (rx - 1))   # 64 B at line rate
             fake.set("p0.gen.running", 1 if running_for_ns else 0)
     fake.on_strobe.append(on_strobe)
 
@@ -144,7 +146,7 @@ def test_run_trial_sequence_and_result(device, fake):
     assert [v for _, v in fake.strobes] == [CMD_STOP, CMD_CLEAR, CMD_START, CMD_SNAPSHOT]
     assert fake.get("p1.gen.enable") == 0 and fake.get("p0.gen.enable") == 1
     assert result.passed and result.lost_frames == 0 and result.tx_frames == 1000
-    assert result.measured_rx_fps == pytest.approx(1000 / 10e-6)
+    assert result.measured_rx_fps == pytest.approx(1e9 / 8 / 84)   # from the receive timestamps
     assert result.latency.model_dump() == {"min_ns": 900, "avg_ns": 1000.0, "max_ns": 1100, "frames": 1000}
     assert result.period_q32 == pytest.approx(168 << 32, rel=1e-9)  # 50 % of line rate
 

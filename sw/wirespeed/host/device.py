@@ -263,8 +263,15 @@ class TrialResult(BaseModel):
     @computed_field
     @property
     def measured_rx_fps(self) -> float:
-        """Test frames received per second of trial duration."""
-        return self.rx_frames * 1e9 / self.duration_ns
+        """Receive rate from the analyzers' hardware timestamps: (frames - 1) over the time
+        from the first to the last test frame received; with fewer than two frames, frames
+        per second of trial duration."""
+        ports = [self.counters[p] for p in self._rx_ports if self.counters[p].rx_frames]
+        first = min((c.first_rx_ns for c in ports), default=0)
+        last = max((c.last_rx_ns for c in ports), default=0)
+        if self.rx_frames < 2 or last <= first:
+            return self.rx_frames * 1e9 / self.duration_ns
+        return (self.rx_frames - 1) * 1e9 / (last - first)
 
     @computed_field
     @property
