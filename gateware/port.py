@@ -1,17 +1,20 @@
 """One tester port: trial scheduler, frame generator, LiteEth MAC and analyzer, with its
 registers (``pN.gen.*``, ``pN.ana.*``) declared in the tester's register bank."""
 
-from amaranth import Module
+from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from . import frame as F
 from .analyzer import Analyzer
 from .generator import FrameGenerator
+from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
 from .scheduler import TrialScheduler
 
-__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS"]
+__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS"]
+
+HIST_BINS = 1024
 
 #: Fixed delay from a frame's transmit timestamp to the clock edge at which its first byte
 #: after the SFD is sampled on the GMII TX pins (generator start, LiteEth TX path).
@@ -57,6 +60,8 @@ _ANA_COUNTERS = [
     ("lat_sum", 64, "sum of latencies, ns"),
     ("first_rx_ns", 64, "receive timestamp of the first test frame"),
     ("last_rx_ns", 64, "receive timestamp of the last test frame"),
+    ("lat_sq_sum", 96, "sum of squared latencies, ns^2"),
+    ("jitter_sum", 64, "sum of |latency - previous latency| over consecutive test frames, ns"),
 ]
 
 
@@ -73,11 +78,22 @@ class TesterPort(wiring.Component):
         p = f"p{index}"
         self._config = {name: bank.add(f"{p}.gen.{name}", bits, "rw", reset=reset, doc=doc)
                         for name, bits, reset, doc in _GEN_CONFIG}
-        self._running = bank.add(f"{p}.gen.running", 1, "r", doc="1 while a trial is in progress (live)")
+        self._running = bank.add(f"{p}.gen.running", 1, "r", doc="1 from START (including a START waiting for the histogram clear) until the last frame has left (live)")
         self._gen_snap = {name: bank.add(f"{p}.gen.{name}", 64, "r", doc=doc + " (snapshot)")
                           for name, doc in _GEN_COUNTERS}
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS}
+        self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
+        self._hist_shift = bank.add(f"{p}.ana.hist_shift", 5, "rw", reset=3,
+                                    doc="histogram bin width is 2**hist_shift ns")
+        self._hist_snap = {name: bank.add(f"{p}.ana.hist_{name}", 64, "r", doc=doc + " (snapshot)")
+                           for name, doc in (("underflow", "latencies below hist_offset"),
+                                             ("overflow", "latencies beyond the last bin"))}
+        self._hist_clearing = bank.add(f"{p}.ana.hist_clearing", 1, "r",
+                                       doc="1 while CLEAR zeroes the histogram (1024 cycles; live)")
+        self._hist_addr, self._hist_data = bank.add_memory(
+            f"{p}.ana.hist", 40, HIST_BINS,
+            doc=f"latency histogram, {HIST_BINS} bins of 40-bit frame counts (live: read when traffic has stopped)")
 
     def elaborate(self, platform):
         m = Module()
@@ -85,16 +101,30 @@ class TesterPort(wiring.Component):
         m.submodules.gen = gen = FrameGenerator()
         m.submodules.mac = mac = EthMAC()
         m.submodules.ana = ana = Analyzer()
+        m.submodules.hist = hist = Histogram(HIST_BINS)
         cfg = self._config
 
+        # A START while CLEAR is still zeroing the histogram waits for the sweep to end, so no
+        # latency sample is lost whatever the host's timing (every port clears in step).
+        pending = Signal()
+        go = Signal()
+        m.d.comb += go.eq((self.start | pending) & ~hist.clearing & ~self.clear)
+        with m.If(self.stop | go):
+            m.d.sync += pending.eq(0)
+        with m.Elif(self.start):
+            m.d.sync += pending.eq(1)
         m.d.comb += [
-            sched.start.eq(self.start), sched.stop.eq(self.stop), sched.enable.eq(cfg["enable"]),
+            sched.start.eq(go), sched.stop.eq(self.stop), sched.enable.eq(cfg["enable"]),
             sched.mode.eq(cfg["mode"]), sched.duration.eq(cfg["duration"]),
             sched.count.eq(cfg["count"]), sched.period.eq(cfg["period"]),
             sched.gen_busy.eq(gen.busy),
             gen.start.eq(sched.start_frame), gen.clear.eq(self.clear), gen.now.eq(self.now),
             ana.now.eq(self.now), ana.clear.eq(self.clear),
-            self._running.eq(sched.running),
+            self._running.eq(sched.running | pending),
+            hist.sample.eq(ana.lat_sample), hist.value.eq(ana.lat_value), hist.clear.eq(self.clear),
+            hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
+            hist.read_addr.eq(self._hist_addr), self._hist_data.eq(hist.read_data),
+            self._hist_clearing.eq(hist.clearing),
         ]
         for name in ("frame_len", "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port",
                      "dst_port", "ttl", "stream_id"):
@@ -108,4 +138,6 @@ class TesterPort(wiring.Component):
                 m.d.sync += reg.eq(getattr(gen, name))
             for name, reg in self._ana_snap.items():
                 m.d.sync += reg.eq(getattr(ana, name))
+            for name, reg in self._hist_snap.items():
+                m.d.sync += reg.eq(getattr(hist, name))
         return m

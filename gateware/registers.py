@@ -7,13 +7,14 @@ bank is kept here, small: declare registers with :meth:`RegisterBank.add`, wire 
 signals into the design, and export the map with :meth:`RegisterBank.register_map`.
 
 Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. A read strobe samples
-``addr`` on a clock edge; ``r_data`` holds the word from that edge until the next read. A
-write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register wider
-than 32 bits latches its upper words, so a live 64-bit value is read consistently low
+``addr`` on a clock edge; ``r_data`` is valid after the following edge (a read takes two
+cycles, which lets memory windows use synchronous block RAM) and holds until the next read.
+Read strobes come at most every other cycle. A write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register
+wider than 32 bits latches its upper words, so a live 64-bit value is read consistently low
 word first.
 """
 
-from amaranth import Module, Signal, Const
+from amaranth import Module, Signal, Const, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -21,7 +22,7 @@ from .regmap import Register, RegisterMap
 
 __all__ = ["CSRBusSignature", "RegisterBank", "ADDR_WIDTH"]
 
-ADDR_WIDTH = 12
+ADDR_WIDTH = 14
 
 CSRBusSignature = wiring.Signature({
     "addr":   In(ADDR_WIDTH),
@@ -48,6 +49,7 @@ class RegisterBank(wiring.Component):
         super().__init__()
         self._meta = dict(name=name, version=version, clk_hz=clk_hz, n_ports=n_ports)
         self._regs = []  # (Register, Signal)
+        self._windows = []  # (Register, entry address Signal, entry data Signal)
         self._next = 0
 
     def add(self, name, width, access, *, reset=0, doc=""):
@@ -58,6 +60,24 @@ class RegisterBank(wiring.Component):
         self._regs.append((reg, sig))
         self._next += 4 * reg.words
         return sig
+
+    def add_memory(self, name, width, depth, *, doc=""):
+        """A read-only window on ``depth`` entries of a memory; returns ``(addr, data)``: the
+        bank drives ``addr`` (entry index) during a read strobe and takes ``data`` from the
+        memory's synchronous read port on the next cycle. Entries are 1, 2 or 4 words."""
+        reg = Register(name, self._next, width, "r", 0, doc, depth)
+        if reg.words not in (1, 2, 4):
+            raise ValueError(f"memory {name}: entries of {width} bits are not 1, 2 or 4 words")
+        self.align(4 * reg.words * depth)
+        reg = Register(name, self._next, width, "r", 0, doc, depth)
+        if (self._next + 4 * reg.words * depth) >> 2 > (1 << ADDR_WIDTH):
+            raise ValueError(f"memory {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
+        addr = Signal(range(depth), name=name.replace(".", "_") + "_addr")
+        data = Signal(unsigned(width), name=name.replace(".", "_") + "_data")
+        self._regs.append((reg, None))
+        self._windows.append((reg, addr, data))
+        self._next += 4 * reg.words * depth
+        return addr, data
 
     def align(self, boundary):
         """Start the next register on a multiple of ``boundary`` bytes (keeps blocks tidy)."""
@@ -82,10 +102,25 @@ class RegisterBank(wiring.Component):
                             else:
                                 m.d.comb += sig[32 * i:hi].eq(bus.w_data)
 
+        # memory windows: address the memory at the strobe, take its data a cycle later
+        for reg, addr, data in self._windows:
+            base, nwords = reg.offset >> 2, reg.words
+            shift = nwords.bit_length() - 1
+            hit = Signal(name=f"{addr.name}_hit")
+            sel = Signal(range(max(nwords, 2)), name=f"{addr.name}_sel")
+            m.d.comb += addr.eq((bus.addr - base) >> shift)
+            m.d.sync += hit.eq(bus.r_stb & (bus.addr >= base) & (bus.addr < base + nwords * reg.depth))
+            with m.If(bus.r_stb):
+                m.d.sync += sel.eq((bus.addr - base)[:shift] if shift else 0)
+            padded = Signal(32 * nwords, name=f"{addr.name}_padded")
+            m.d.comb += padded.eq(data)
+            with m.If(hit):
+                m.d.sync += bus.r_data.eq(padded.word_select(sel, 32))
+
         with m.If(bus.r_stb):
             with m.Switch(bus.addr):
                 for reg, sig in self._regs:
-                    if reg.access == "w":
+                    if reg.access == "w" or sig is None:
                         continue
                     latched = sig
                     if reg.access == "r" and reg.words > 1:

@@ -11,6 +11,8 @@ Bus conventions (the CSR bus of the tester):
   words, least significant word first (little-endian word order).
 * Access ``r`` (read only), ``rw`` (read/write storage) or ``w`` (write strobe: writing
   pulses the bits for one clock cycle, reads return 0).
+* A register with ``depth`` > 1 is a read-only memory window: ``depth`` entries of ``width``
+  bits, entry i at ``offset + 4 * words * i``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Register:
     access: str  # "r", "rw" or "w"
     reset: int = 0
     doc: str = ""
+    depth: int = 1  # entries; > 1 for a memory window
 
     def __post_init__(self):
         if self.access not in ACCESS:
@@ -46,6 +49,8 @@ class Register:
             raise ValueError(f"register {self.name}: width must be 1..128, not {self.width}")
         if self.offset % 4:
             raise ValueError(f"register {self.name}: offset {self.offset:#x} is not word aligned")
+        if self.depth < 1 or (self.depth > 1 and self.access != "r"):
+            raise ValueError(f"register {self.name}: a memory window (depth {self.depth}) must be read only")
 
     @property
     def words(self) -> int:
@@ -53,7 +58,13 @@ class Register:
 
     @property
     def word_offsets(self) -> list[int]:
-        return [self.offset + 4 * i for i in range(self.words)]
+        """Byte addresses of every word (of every entry, for a memory window)."""
+        return [self.offset + 4 * i for i in range(self.words * self.depth)]
+
+    def entries(self, words: list[int]) -> list[int]:
+        """The entries of a memory window from all its words (see :attr:`word_offsets`)."""
+        n = self.words
+        return [self.join(words[i:i + n]) for i in range(0, len(words), n)]
 
     def split(self, value: int) -> list[int]:
         """A value as the list of 32-bit words to write, least significant first."""
@@ -103,7 +114,7 @@ class RegisterMap:
     @property
     def size(self) -> int:
         """Bytes of address space used."""
-        return max((r.offset + 4 * r.words for r in self.registers), default=0)
+        return max((r.offset + 4 * r.words * r.depth for r in self.registers), default=0)
 
     def _content(self) -> dict:
         return {
@@ -112,7 +123,8 @@ class RegisterMap:
             "clk_hz": self.clk_hz,
             "n_ports": self.n_ports,
             "data_width": DATA_WIDTH,
-            "registers": [asdict(r) for r in self.registers],
+            "registers": [{k: v for k, v in asdict(r).items() if k != "depth" or v != 1}
+                          for r in self.registers],
         }
 
     @property
@@ -156,5 +168,6 @@ class RegisterMap:
         ]
         for r in self.registers:
             doc = r.doc.replace("|", "\\|")
-            lines.append(f"| `{r.offset:#06x}` | `{r.name}` | {r.width} | {r.access} | {r.reset:#x} | {doc} |")
+            bits = f"{r.width} x {r.depth}" if r.depth > 1 else f"{r.width}"
+            lines.append(f"| `{r.offset:#06x}` | `{r.name}` | {bits} | {r.access} | {r.reset:#x} | {doc} |")
         return "\n".join(lines) + "\n"

@@ -5,6 +5,17 @@ A DUT is written as ``model[:key=value,...]``::
     loopback                          a cable, 40 ns
     loopback:delay=0ns
     router:rate=400k,queue=16,latency=20us
+    router:latency=10us,jitter=2us,seed=7
+    loopback:delay=40ns,loss=0.01,dup=0.001,reorder=0.01,corrupt=0.001
+    router:rate=400k,blackout=5ms:2ms
+
+Impairments, accepted by every model (see sim/harness/dut_impair.h for the exact rules):
+``loss``, ``dup``, ``reorder``, ``corrupt`` are probabilities 0..1 (at most 9 decimals) per
+frame; ``blackout=START:LENGTH`` drops the frames the model puts out during
+[START, START+LENGTH) of simulated time (counted from the first clock cycle of the
+simulation; reset takes the first 128 ns); ``seed`` (0..4294967295, default 1) seeds every
+random decision, so runs are reproducible. The router also takes ``jitter`` (a time): each
+frame's latency is ``latency + U[0, jitter]`` and frames still leave in order.
 
 Times take a unit (``ns``, ``us``, ``ms``, ``s``) and must be whole multiples of the 8 ns
 clock; rates are frames per second, optionally with a ``k`` or ``M`` suffix. The same model
@@ -30,6 +41,25 @@ _RATE_SUFFIX = {"": Decimal(1), "k": Decimal(10**3), "M": Decimal(10**6)}
 _TIME_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s)$")
 _RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(k|M)?$")
 _INT_RE = re.compile(r"^[0-9]+$")
+_PROB_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
+PPB = 10**9
+MAX_BLACKOUT_NS = 3600 * 10**9
+
+
+def _prob_ppb(p: float) -> int | None:
+    """Probability -> parts per 10^9, or None if not in 0..1 with at most 9 decimals."""
+    try:
+        d = Decimal(repr(float(p))) * PPB
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+    if d != d.to_integral_value() or not 0 <= d <= PPB:
+        return None
+    return int(d)
+
+
+def _format_prob(p: float) -> str:
+    text = format(Decimal(_prob_ppb(p)) / PPB, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def format_time(ns: int) -> str:
@@ -71,10 +101,16 @@ class DutSpec(BaseModel):
         parts = []
         for name, (attr, kind, _) in self.PARAMS.items():
             value = getattr(self, attr)
+            if name in _OPTIONAL and value == type(self).model_fields[attr].default:
+                continue
             if kind == "time":
                 text = format_time(value)
             elif kind == "rate":
                 text = _format_rate(value)
+            elif kind == "prob":
+                text = _format_prob(value)
+            elif kind == "window":
+                text = f"{format_time(value[0])}:{format_time(value[1])}"
             else:
                 text = str(value)
             parts.append(f"{name}={text}")
@@ -90,7 +126,80 @@ def _time_field_check(name: str, value: int, lo: int, hi: int) -> int:
     return value
 
 
-class LoopbackSpec(DutSpec):
+# Parameters left out of the canonical text, the harness arguments and describe() while they
+# have their default value (so specs without impairments read exactly as before).
+_OPTIONAL = frozenset({"jitter", "loss", "dup", "reorder", "corrupt", "blackout", "seed"})
+
+_PROB_TEXT = "a probability 0..1 with at most 9 decimals (e.g. 0.01)"
+IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
+    "loss": ("loss", "prob", _PROB_TEXT),
+    "dup": ("dup", "prob", _PROB_TEXT),
+    "reorder": ("reorder", "prob", _PROB_TEXT),
+    "corrupt": ("corrupt", "prob", _PROB_TEXT),
+    "blackout": ("blackout_ns", "window",
+                 "START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms)"),
+    "seed": ("seed", "int", "an integer 0..4294967295"),
+}
+IMPAIR_LIMITS: dict[str, tuple[int, int]] = {
+    "loss": (0, 1), "dup": (0, 1), "reorder": (0, 1), "corrupt": (0, 1),
+    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1),
+}
+
+
+class ImpairmentsMixin(BaseModel):
+    """Impairments every model accepts (applied to the model's output by the harness)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    loss: float = 0.0
+    dup: float = 0.0
+    reorder: float = 0.0
+    corrupt: float = 0.0
+    blackout_ns: tuple[int, int] | None = None  # (start, length)
+    seed: int = Field(default=1, ge=0, le=2**32 - 1)
+
+    @field_validator("loss", "dup", "reorder", "corrupt")
+    @classmethod
+    def _check_prob(cls, v: float, info) -> float:
+        if _prob_ppb(v) is None:
+            raise ValueError(f"{info.field_name} must be {_PROB_TEXT}, got {v!r}")
+        return float(v)
+
+    @field_validator("blackout_ns")
+    @classmethod
+    def _check_blackout(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None:
+            start, length = v
+            _time_field_check("blackout start", start, 0, MAX_BLACKOUT_NS)
+            _time_field_check("blackout length", length, NS_PER_CYCLE, MAX_BLACKOUT_NS)
+        return v
+
+    def impairment_args(self) -> list[str]:
+        args: list[str] = []
+        for name in ("loss", "dup", "reorder", "corrupt"):
+            ppb = _prob_ppb(getattr(self, name))
+            if ppb:
+                args += ["--dut-param", f"{name}_ppb={ppb}"]
+        if self.blackout_ns is not None:
+            args += ["--dut-param", f"blackout_start_ns={self.blackout_ns[0]}",
+                     "--dut-param", f"blackout_len_ns={self.blackout_ns[1]}"]
+        if self.seed != 1:
+            args += ["--dut-param", f"seed={self.seed}"]
+        return args
+
+    def impairment_describe(self) -> dict:
+        d: dict = {}
+        for name in ("loss", "dup", "reorder", "corrupt"):
+            if getattr(self, name):
+                d[name] = getattr(self, name)
+        if self.blackout_ns is not None:
+            d["blackout_start_ns"], d["blackout_len_ns"] = self.blackout_ns
+        if self.seed != 1:
+            d["seed"] = self.seed
+        return {"impairments": d} if d else {}
+
+
+class LoopbackSpec(ImpairmentsMixin, DutSpec):
     """A cable: every byte arrives exactly ``delay_ns`` later; nothing is lost."""
 
     model: Literal["loopback"] = "loopback"
@@ -98,8 +207,9 @@ class LoopbackSpec(DutSpec):
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "delay": ("delay_ns", "time", "a time 0ns..1ms, multiple of 8ns (e.g. 40ns, 2us)"),
+        **IMPAIR_PARAMS,
     }
-    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {"delay_ns": (0, 1_000_000)}
+    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {"delay_ns": (0, 1_000_000), **IMPAIR_LIMITS}
 
     @field_validator("delay_ns")
     @classmethod
@@ -107,13 +217,15 @@ class LoopbackSpec(DutSpec):
         return _time_field_check("delay", v, *cls.LIMITS["delay_ns"])
 
     def harness_args(self) -> list[str]:
-        return ["--dut", "loopback", "--dut-param", f"delay_ns={self.delay_ns}"]
+        return ["--dut", "loopback", "--dut-param", f"delay_ns={self.delay_ns}",
+                *self.impairment_args()]
 
     def describe(self) -> dict:
-        return {"model": "loopback", "spec": str(self), "delay_ns": self.delay_ns}
+        return {"model": "loopback", "spec": str(self), "delay_ns": self.delay_ns,
+                **self.impairment_describe()}
 
 
-class RouterSpec(DutSpec):
+class RouterSpec(ImpairmentsMixin, DutSpec):
     """Store-and-forward device: input queue of ``queue`` frames, one server at ``rate``
     frames/s, then a fixed ``latency_ns``, then the output at line rate."""
 
@@ -121,16 +233,21 @@ class RouterSpec(DutSpec):
     rate: int = Field(default=1_000_000, ge=1, le=CLOCK_HZ)
     queue: int = Field(default=256, ge=1, le=65536)
     latency_ns: int = 10_000
+    jitter_ns: int = 0
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLOCK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
         "queue": ("queue", "int", "an integer 1..65536"),
         "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 10us)"),
+        "jitter": ("jitter_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
+        **IMPAIR_PARAMS,
     }
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
         "rate": (1, CLOCK_HZ),
         "queue": (1, 65536),
         "latency_ns": (0, 1_000_000_000),
+        "jitter_ns": (0, 1_000_000_000),
+        **IMPAIR_LIMITS,
     }
 
     @field_validator("latency_ns")
@@ -138,12 +255,19 @@ class RouterSpec(DutSpec):
     def _check_latency(cls, v: int) -> int:
         return _time_field_check("latency", v, *cls.LIMITS["latency_ns"])
 
+    @field_validator("jitter_ns")
+    @classmethod
+    def _check_jitter(cls, v: int) -> int:
+        return _time_field_check("jitter", v, *cls.LIMITS["jitter_ns"])
+
     def harness_args(self) -> list[str]:
         return [
             "--dut", "router",
             "--dut-param", f"rate={self.rate}",
             "--dut-param", f"queue={self.queue}",
             "--dut-param", f"latency_ns={self.latency_ns}",
+            *(["--dut-param", f"jitter_ns={self.jitter_ns}"] if self.jitter_ns else []),
+            *self.impairment_args(),
         ]
 
     def describe(self) -> dict:
@@ -154,6 +278,8 @@ class RouterSpec(DutSpec):
             "queue_frames": self.queue,
             "latency_ns": self.latency_ns,
             "service_ns": 1e9 / self.rate,
+            **({"jitter_ns": self.jitter_ns} if self.jitter_ns else {}),
+            **self.impairment_describe(),
         }
 
 
@@ -179,6 +305,23 @@ def _parse_rate(text: str) -> int | None:
     return int(fps) if fps == fps.to_integral_value() else None
 
 
+def _parse_prob(text: str) -> float | None:
+    if not _PROB_RE.match(text):
+        return None
+    d = Decimal(text) * PPB
+    return float(Decimal(text)) if d == d.to_integral_value() else None
+
+
+def _parse_window(text: str) -> tuple[int, int] | None:
+    start, colon, length = text.partition(":")
+    if not colon:
+        return None
+    s, n = _parse_time(start.strip()), _parse_time(length.strip())
+    if s is None or n is None or s % NS_PER_CYCLE or n % NS_PER_CYCLE:
+        return None
+    return (s, n)
+
+
 def parse_dut(text: str) -> DutSpec:
     """Parse ``model[:key=value,...]``. Raises ValueError with one line naming the problem."""
     if not isinstance(text, str) or not text.strip():
@@ -189,7 +332,7 @@ def parse_dut(text: str) -> DutSpec:
     cls = MODELS.get(name)
     if cls is None:
         raise ValueError(f"dut {name!r}: unknown model, known models: {', '.join(MODELS)}")
-    values: dict[str, int] = {}
+    values: dict[str, object] = {}
     items = [item.strip() for item in rest.split(",")] if rest.strip() else []
     for item in items:
         key, eq, raw = item.partition("=")
@@ -206,14 +349,19 @@ def parse_dut(text: str) -> DutSpec:
             value = _parse_time(raw)
         elif kind == "rate":
             value = _parse_rate(raw)
+        elif kind == "prob":
+            value = _parse_prob(raw)
+        elif kind == "window":
+            value = _parse_window(raw)
         else:
             value = int(raw) if _INT_RE.match(raw) else None
         lo, hi = cls.LIMITS[attr]
-        if (
-            value is None
-            or not lo <= value <= hi
-            or (kind == "time" and value % NS_PER_CYCLE)
-        ):
+        if kind == "window":
+            bad = value is None or not all(lo <= t <= hi for t in value) or value[1] == 0
+        else:
+            bad = (value is None or not lo <= value <= hi
+                   or (kind == "time" and value % NS_PER_CYCLE))
+        if bad:
             raise ValueError(f"dut {name}: {key} must be {allowed_text}, got {raw!r}")
         values[attr] = value
     return cls(**values)

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "dut_impair.h"
 #include "dut_loopback.h"
 #include "dut_params.h"
 #include "dut_router.h"
@@ -11,11 +12,25 @@ namespace ws {
 const char* known_dut_models() { return "loopback, router"; }
 
 std::unique_ptr<DutModel> make_dut(const std::string& model,
-                                   const std::vector<std::pair<std::string, std::string>>& kv) {
+                                   const std::vector<std::pair<std::string, std::string>>& kv,
+                                   unsigned direction) {
     DutParams p(model, kv);
     std::unique_ptr<DutModel> dut;
+    ImpairParams imp;
+    auto impairments = [&]() {
+        constexpr uint64_t kPpb = 1000000000ULL;
+        constexpr uint64_t kMaxTimeNs = 3600ULL * 1000000000ULL;  // one hour
+        imp.loss_ppb = p.get_uint("loss_ppb", 0, 0, kPpb);
+        imp.dup_ppb = p.get_uint("dup_ppb", 0, 0, kPpb);
+        imp.reorder_ppb = p.get_uint("reorder_ppb", 0, 0, kPpb);
+        imp.corrupt_ppb = p.get_uint("corrupt_ppb", 0, 0, kPpb);
+        imp.blackout_start_ns = p.get_uint("blackout_start_ns", 0, 0, kMaxTimeNs, kNsPerCycle);
+        imp.blackout_len_ns = p.get_uint("blackout_len_ns", 0, 0, kMaxTimeNs, kNsPerCycle);
+        imp.seed = p.get_uint("seed", 1, 0, 0xFFFFFFFFULL);
+    };
     if (model == "loopback") {
         uint64_t delay_ns = p.get_uint("delay_ns", 40, 0, 1000000, kNsPerCycle);
+        impairments();
         p.finish();
         dut = std::make_unique<LoopbackModel>(delay_ns);
     } else if (model == "router") {
@@ -23,12 +38,16 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
         uint64_t queue = p.get_uint("queue", 256, 1, 65536);
         uint64_t latency_ns = p.get_uint("latency_ns", 10000, 0, 1000000000, kNsPerCycle);
         uint64_t max_frame = p.get_uint("max_frame", 16384, 64, 65536);
+        uint64_t jitter_ns = p.get_uint("jitter_ns", 0, 0, 1000000000, kNsPerCycle);
+        impairments();
         p.finish();
-        dut = std::make_unique<RouterModel>(rate, queue, latency_ns, max_frame);
+        dut = std::make_unique<RouterModel>(rate, queue, latency_ns, max_frame, jitter_ns,
+                                            imp.seed, direction);
     } else {
         throw std::invalid_argument("dut '" + model + "': unknown model, known models: " +
                                     known_dut_models());
     }
+    if (imp.any()) dut = std::make_unique<ImpairStage>(std::move(dut), imp, direction);
     return dut;
 }
 

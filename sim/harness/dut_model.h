@@ -12,6 +12,12 @@ struct DutCounters {
     uint64_t frames_out = 0;   // frames put on the model's output (tester RX)
     uint64_t dropped = 0;      // frames discarded by the model's queue policy
     uint64_t errored = 0;      // input frames discarded as malformed (tx_er, no SFD, too long)
+    // impairment stage (dut_impair.h); zero when the model has none
+    uint64_t lost = 0;         // frames dropped by `loss`
+    uint64_t duplicated = 0;   // frames sent twice by `dup`
+    uint64_t reordered = 0;    // frames held back by `reorder`
+    uint64_t corrupted = 0;    // frames with one byte flipped by `corrupt`
+    uint64_t blackout = 0;     // frames dropped inside the `blackout` window
 };
 
 // A device under test seen from one direction: it consumes the tester's GMII transmit
@@ -27,7 +33,9 @@ public:
     // Model name and its parameters in canonical units, e.g. "router rate=400000 ...".
     virtual std::string describe() const = 0;
 
-    const DutCounters& counters() const { return counters_; }
+    // Virtual so that a wrapping stage can report its inner model's counters merged with its
+    // own; called only for reports, never per cycle.
+    virtual const DutCounters& counters() const { return counters_; }
 
 protected:
     DutCounters counters_;

@@ -3,12 +3,17 @@
 namespace ws {
 
 RouterModel::RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns,
-                         uint64_t max_frame)
+                         uint64_t max_frame, uint64_t jitter_ns, uint64_t seed,
+                         unsigned direction)
     : rate_fps_(rate_fps),
       queue_(queue),
       latency_ns_(latency_ns),
       max_frame_(max_frame),
       latency_cycles_(latency_ns / kNsPerCycle),
+      jitter_ns_(jitter_ns),
+      seed_(seed),
+      jitter_span_(jitter_ns ? jitter_ns / kNsPerCycle + 1 : 0),
+      rng_(prng_seed(seed, PrngPurpose::kJitter, direction)),
       units_per_cycle_(rate_fps),
       service_units_(kClockHz) {}
 
@@ -23,7 +28,9 @@ RouterModel::~RouterModel() {
 std::string RouterModel::describe() const {
     return "router rate=" + std::to_string(rate_fps_) + " queue=" + std::to_string(queue_) +
            " latency_ns=" + std::to_string(latency_ns_) +
-           " max_frame=" + std::to_string(max_frame_);
+           " max_frame=" + std::to_string(max_frame_) +
+           (jitter_span_ ? " jitter_ns=" + std::to_string(jitter_ns_) + " seed=" + std::to_string(seed_)
+                         : std::string());
 }
 
 RouterModel::Frame* RouterModel::alloc_frame() {
@@ -50,6 +57,7 @@ void RouterModel::serve() {
         free_at_ = start + service_units_;
         Time done_cycle = (free_at_ + units_per_cycle_ - 1) / units_per_cycle_;  // round up
         f->t = uint64_t(done_cycle) + latency_cycles_;
+        if (jitter_span_) f->t += rng_.below(jitter_span_);
         served_.push_back(f);
     }
 }

@@ -15,6 +15,10 @@
 //    output at line rate with a fresh preamble/SFD, at the first cycle >= (end of service
 //    rounded up to a whole cycle) + latency at which the output is free; at least 12 idle
 //    cycles separate output frames. The output queue is unbounded.
+//  * `jitter` (multiple of 8 ns, default 0) adds to each frame's latency a whole number of
+//    cycles drawn uniformly from [0, jitter/8] (SplitMix64 `below(jitter/8 + 1)`, one draw per
+//    frame in service order, stream seeded from `seed`, see dut_prng.h). Frames still leave
+//    in order: a frame leaves at max(its own release cycle, end of the previous frame + 12).
 // For an idle router the first output preamble byte therefore appears
 // ceil(1/rate s) + latency after the arrival cycle.
 #pragma once
@@ -23,12 +27,14 @@
 #include <vector>
 
 #include "dut_model.h"
+#include "dut_prng.h"
 
 namespace ws {
 
 class RouterModel final : public DutModel {
 public:
-    RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns, uint64_t max_frame);
+    RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns, uint64_t max_frame,
+                uint64_t jitter_ns = 0, uint64_t seed = 1, unsigned direction = 0);
     ~RouterModel() override;
     RouterModel(const RouterModel&) = delete;
     RouterModel& operator=(const RouterModel&) = delete;
@@ -55,6 +61,9 @@ private:
     // parameters
     uint64_t rate_fps_, queue_, latency_ns_, max_frame_;
     uint64_t latency_cycles_;
+    uint64_t jitter_ns_, seed_;
+    uint64_t jitter_span_;  // jitter/8 + 1 values, or 0 without jitter
+    SplitMix64 rng_;
     Time units_per_cycle_;  // = rate
     Time service_units_;    // = clock Hz (one service = clock/rate cycles)
 

@@ -86,7 +86,12 @@ Options parse_args(int argc, char** argv) {
                 "  router:   rate (frames/s, 1..125000000, default 1000000), "
                 "queue (frames, 1..65536, default 256),\n"
                 "            latency_ns (multiple of 8, 0..1000000000, default 10000), "
-                "max_frame (bytes, 64..65536, default 16384)\n");
+                "max_frame (bytes, 64..65536, default 16384),\n"
+                "            jitter_ns (multiple of 8, 0..1000000000, default 0)\n"
+                "  both:     loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb (parts per 10^9, "
+                "0..1000000000, default 0),\n"
+                "            blackout_start_ns, blackout_len_ns (multiples of 8, default 0), "
+                "seed (0..4294967295, default 1)\n");
             std::exit(0);
         } else {
             usage_error("unknown argument '" + arg +
@@ -100,8 +105,10 @@ void print_counters(const char* which, const ws::DutModel& m) {
     const ws::DutCounters& c = m.counters();
     std::fprintf(stderr,
                  "WIRESPEED-SIM DUT %s %s frames_in=%" PRIu64 " frames_out=%" PRIu64
-                 " dropped=%" PRIu64 " errored=%" PRIu64 "\n",
-                 which, m.describe().c_str(), c.frames_in, c.frames_out, c.dropped, c.errored);
+                 " dropped=%" PRIu64 " errored=%" PRIu64 " lost=%" PRIu64 " duplicated=%" PRIu64
+                 " reordered=%" PRIu64 " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
+                 which, m.describe().c_str(), c.frames_in, c.frames_out, c.dropped, c.errored,
+                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
 }
 
 }  // namespace
@@ -123,8 +130,8 @@ int main(int argc, char** argv) {
 
     std::unique_ptr<ws::DutModel> a, b;
     try {
-        a = ws::make_dut(opt.dut, opt.dut_params);
-        b = ws::make_dut(opt.dut, opt.dut_params);
+        a = ws::make_dut(opt.dut, opt.dut_params, 0);
+        b = ws::make_dut(opt.dut, opt.dut_params, 1);
     } catch (const std::exception& e) {
         usage_error(e.what());
     }

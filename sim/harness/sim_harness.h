@@ -16,7 +16,7 @@ namespace ws {
 
 class SimHarness final : public CsrBus {
 public:
-    static constexpr uint32_t kCsrWords = 4096;  // csr_addr is 12 bits
+    static constexpr uint32_t kCsrWords = 16384;  // csr_addr is 14 bits (64 KiB)
 
     SimHarness(std::unique_ptr<DutModel> a, std::unique_ptr<DutModel> b)
         : ctx_(std::make_unique<VerilatedContext>()),
@@ -70,6 +70,7 @@ public:
         top_->csr_r_stb = 1;
         tick();
         top_->csr_r_stb = 0;
+        tick();  // r_data is valid after the edge that follows the strobe (memory windows)
         return top_->csr_r_data;
     }
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from . import __version__
-from .host.device import GatewareId, TrialResult
+from .host.device import PERCENTILES, GatewareId, TrialResult
 from .rfc2544.throughput import ThroughputConfig, ThroughputResult
 
 __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput_csv", "latency_csv",
@@ -81,7 +81,8 @@ class RunRecord(RunHeader):
 
 THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
                       "theoretical_max_fps", "frames_sent", "frames_received", "trials"]
-LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "frames", "definition"]
+LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
+                   "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition"]
 
 
 def _csv(columns: list[str], rows: list[list]) -> str:
@@ -106,8 +107,13 @@ def throughput_csv(results: list[ThroughputResult]) -> str:
 
 def latency_csv(results: list[ThroughputResult]) -> str:
     """Latency.csv: latency of the final passing trial of each frame size."""
-    rows = [[r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns, lat.frames,
-             LATENCY_DEFINITION]
+    def pct(lat, q):
+        value = lat.percentiles_ns.get(f"p{q:g}")
+        return "" if value is None else value
+
+    rows = [[r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns,
+             f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}", *(pct(lat, q) for q in PERCENTILES),
+             lat.bin_ns or "", lat.frames, LATENCY_DEFINITION]
             for r in results if r.best and (lat := r.best.latency)]
     return _csv(LATENCY_COLUMNS, rows)
 

@@ -17,8 +17,11 @@ class AnalyzerModel:
 
     def __init__(self):
         self.c = dict(rx_frames=0, rx_bytes=0, seq_errors=0, fcs_errors=0, other_frames=0,
-                      lat_min=LAT_MIN_INIT, lat_max=0, lat_sum=0, first_rx_ns=0, last_rx_ns=0)
+                      lat_min=LAT_MIN_INIT, lat_max=0, lat_sum=0, first_rx_ns=0, last_rx_ns=0,
+                      lat_sq_sum=0, jitter_sum=0)
         self.expected = 0
+        self.prev = None
+        self.samples = []
 
     def frame(self, data, error, rx_ts):
         c = self.c
@@ -40,6 +43,11 @@ class AnalyzerModel:
         c["lat_min"] = min(c["lat_min"], lat)
         c["lat_max"] = max(c["lat_max"], lat)
         c["lat_sum"] += lat
+        c["lat_sq_sum"] += lat * lat
+        if self.prev is not None:
+            c["jitter_sum"] += abs(lat - self.prev)
+        self.prev = lat
+        self.samples.append(lat)
         c["last_rx_ns"] = rx_ts
 
 
@@ -75,6 +83,13 @@ def test_counters_match_model(sizes, gap):
     dut = Analyzer()
     model = AnalyzerModel()
 
+    samples = []
+
+    async def sampler(ctx):
+        async for _clk, _rst, valid, value in ctx.tick().sample(dut.lat_sample, dut.lat_value):
+            if valid:
+                samples.append(value)
+
     async def bench(ctx):
         now = 1 << 20
         for data, error in items:
@@ -108,6 +123,8 @@ def test_counters_match_model(sizes, gap):
     sim = Simulator(dut)
     sim.add_clock(8e-9)
     sim.add_testbench(bench)
+    sim.add_process(sampler)
     sim.run()
+    assert samples == model.samples            # every test frame's latency offered once, in order
     # the traffic really exercised every counter
     assert model.c["seq_errors"] >= 3 and model.c["fcs_errors"] == 1 and model.c["other_frames"] == 4

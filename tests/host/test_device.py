@@ -129,6 +129,11 @@ def script_trial(fake, tx, rx, running_for_ns=0):
             fake.set("p1.ana.lat_min", 900)
             fake.set("p1.ana.lat_max", 1100)
             fake.set("p1.ana.lat_sum", 1000 * rx)
+            # half at 900 ns, half at 1100 ns, alternating; default bins of 64 ns
+            fake.set("p1.ana.lat_sq_sum", rx // 2 * (900**2 + 1100**2))
+            fake.set("p1.ana.jitter_sum", max(0, rx - 1) * 200)
+            fake.set_entry("p1.ana.hist", 900 // 64, rx // 2)
+            fake.set_entry("p1.ana.hist", 1100 // 64, rx - rx // 2)
             fake.set("p1.ana.first_rx_ns", 5_000)
             fake.set("p1.ana.last_rx_ns", 5_000 + 8 * 84 * (rx - 1))   # 64 B at line rate
             fake.set("p0.gen.running", 1 if running_for_ns else 0)
@@ -147,7 +152,10 @@ def test_run_trial_sequence_and_result(device, fake):
     assert fake.get("p1.gen.enable") == 0 and fake.get("p0.gen.enable") == 1
     assert result.passed and result.lost_frames == 0 and result.tx_frames == 1000
     assert result.measured_rx_fps == pytest.approx(1e9 / 8 / 84)   # from the receive timestamps
-    assert result.latency.model_dump() == {"min_ns": 900, "avg_ns": 1000.0, "max_ns": 1100, "frames": 1000}
+    assert result.latency.model_dump() == {
+        "min_ns": 900, "avg_ns": 1000.0, "max_ns": 1100, "stddev_ns": 100.0, "jitter_ns": 200.0, "frames": 1000,
+        "bin_ns": 64, "percentiles_ns": {"p50": 960, "p90": 1152, "p99": 1152, "p99.9": 1152}}
+    assert fake.get("p1.ana.hist_shift") == 6 and fake.get("p1.ana.hist_offset") == 0
     assert result.period_q32 == pytest.approx(168 << 32, rel=1e-9)  # 50 % of line rate
 
 

@@ -73,9 +73,12 @@ def test_throughput_and_latency_tables(writer):
     assert rows[0] == THROUGHPUT_COLUMNS
     assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2"]
     latency = read_csv(writer.out_dir / "Latency.csv")
-    assert latency[0] == ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "frames", "definition"]
-    assert latency[1][:6] == ["64", "400000.00", "900", "1000.0", "1100", "4000"]
-    assert "first byte out of the generator to first byte into the analyzer" in latency[1][6]
+    assert latency[0] == ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
+                          "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition"]
+    # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating
+    assert latency[1][:13] == ["64", "400000.00", "900", "1000.0", "1100", "100.0", "200.0",
+                               "960", "1152", "1152", "1152", "64", "4000"]
+    assert "first byte out of the generator to first byte into the analyzer" in latency[1][13]
 
 
 def test_a_size_without_a_passing_rate(writer):

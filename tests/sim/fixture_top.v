@@ -12,7 +12,8 @@
 //   0xF04 + 0x10*p  read: sum of rxd over all cycles with rx_dv
 //   0xF05 + 0x10*p  read: cycles with rx_er
 //   0xF20           read: cycle counter (cycles since reset was released)
-// csr_r_data is registered: valid after the edge that sampled csr_r_stb, held until the next.
+// csr_r_data is registered at the edge that samples csr_r_stb (the harness reads it one edge
+// later, as the tester's protocol allows), held until the next read.
 module fixture_port (
     input             clk,
     input             rst,
@@ -92,7 +93,7 @@ module wirespeed_sim_top (
     input             p1_gmii_rx_dv,
     input             p1_gmii_rx_er,
     input      [7:0]  p1_gmii_rxd,
-    input      [11:0] csr_addr,
+    input      [13:0] csr_addr,
     input             csr_r_stb,
     output reg [31:0] csr_r_data,
     input             csr_w_stb,

@@ -4,14 +4,20 @@
 // GMII frames and reports, one line each, what went in and what came out:
 //   IN  <index> <first tx_en cycle> <first cycle tx_en low after the frame>
 //   OUT <n> <index> <first rx_dv cycle> <bytes after SFD> <ok> <idle cycles before it, -1 first>
+//       <pre_ok> <fcs_ok> [<hex of the bytes after the SFD>, with --dump 1]
 //   ER  <cycles with rx_er>
 //   STATS frames_in=.. frames_out=.. dropped=.. errored=..
+//   IMPAIR lost=.. duplicated=.. reordered=.. corrupted=.. blackout=..
 // Frame i (len bytes after the SFD) starts at cycle start + floor(i * num / den): 7x0x55, 0xD5,
 // then bytes b[0..3] = i (big-endian), b[j] = (i * 7 + j) & 0xFF. `ok` means: preamble and SFD
-// exactly right, content equal to frame <index> byte for byte, rx_er never set.
+// exactly right, content equal to frame <index> byte for byte, rx_er never set. With --fcs 1
+// the last 4 bytes are instead the Ethernet FCS (CRC-32, least significant byte first) of the
+// others. `pre_ok`: 7x0x55 + 0xD5 exactly; `fcs_ok`: the last 4 bytes are the CRC-32 of the
+// bytes before them.
 //
 // Options: --dut NAME --dut-param K=V ... --frames N --len L --period NUM/DEN
 //          [--start C] [--tail C] [--er-frame I] [--no-sfd-frame I] [--bench CYCLES]
+//          [--fcs 0|1] [--dump 0|1]
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -39,6 +45,33 @@ uint8_t frame_byte(uint64_t i, uint64_t j) {
     return uint8_t(i * 7 + j);
 }
 
+uint32_t crc32(const uint8_t* p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t k = 0; k < n; k++) {
+        c ^= p[k];
+        for (int b = 0; b < 8; b++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+bool fcs_ok(const std::vector<uint8_t>& f) {
+    if (f.size() < 4) return false;
+    uint32_t c = crc32(f.data(), f.size() - 4);
+    for (size_t k = 0; k < 4; k++)
+        if (f[f.size() - 4 + k] != uint8_t(c >> (8 * k))) return false;
+    return true;
+}
+
+std::vector<uint8_t> make_frame(uint64_t i, uint64_t len, bool fcs) {
+    std::vector<uint8_t> f(len);
+    for (uint64_t j = 0; j < len; j++) f[j] = frame_byte(i, j);
+    if (fcs && len >= 8) {
+        uint32_t c = crc32(f.data(), len - 4);
+        for (size_t k = 0; k < 4; k++) f[len - 4 + k] = uint8_t(c >> (8 * k));
+    }
+    return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,6 +79,7 @@ int main(int argc, char** argv) {
     std::vector<std::pair<std::string, std::string>> params;
     uint64_t frames = 1, len = 64, num = 100, den = 1, start = 10, tail = 10000, bench = 0;
     std::set<uint64_t> er_frames, no_sfd_frames;
+    bool fcs = false, dump = false;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (i + 1 >= argc) die("missing value for " + a);
@@ -63,6 +97,8 @@ int main(int argc, char** argv) {
         else if (a == "--er-frame") er_frames.insert(std::stoull(v));
         else if (a == "--no-sfd-frame") no_sfd_frames.insert(std::stoull(v));
         else if (a == "--bench") bench = std::stoull(v);
+        else if (a == "--fcs") fcs = v == "1";
+        else if (a == "--dump") dump = v == "1";
         else die("unknown option " + a);
     }
     if (len < 4) die("--len must be >= 4");
@@ -92,7 +128,8 @@ int main(int argc, char** argv) {
     bool rx_in = false;
     uint64_t rx_start = 0, rx_pos = 0, out_n = 0, er_cycles = 0;
     int64_t last_end = -1;  // first idle cycle after the previous output frame
-    bool rx_ok = true;
+    bool rx_ok = true, pre_ok = true;
+    std::vector<uint8_t> cur_frame;
     std::vector<uint8_t> rx_bytes;
 
     auto finish_rx = [&](uint64_t now) {
@@ -100,11 +137,18 @@ int main(int argc, char** argv) {
         bool ok = rx_ok && n == len;
         uint64_t index = 0;
         for (size_t j = 0; j < 4 && j < rx_bytes.size(); j++) index = index << 8 | rx_bytes[j];
-        for (uint64_t j = 0; ok && j < n; j++) ok = rx_bytes[j] == frame_byte(index, j);
+        if (ok) ok = rx_bytes == make_frame(index, len, fcs);
         long long gap = last_end < 0 ? -1 : (long long)(rx_start - uint64_t(last_end));
-        if (!bench)
-            std::printf("OUT %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %lld\n", out_n,
-                        index, rx_start, n, ok ? 1 : 0, gap);
+        if (!bench) {
+            std::printf("OUT %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d %lld %d %d", out_n,
+                        index, rx_start, n, ok ? 1 : 0, gap, pre_ok && rx_pos >= kPreambleLen ? 1 : 0,
+                        fcs_ok(rx_bytes) ? 1 : 0);
+            if (dump) {
+                std::printf(" ");
+                for (uint8_t b : rx_bytes) std::printf("%02x", b);
+            }
+            std::printf("\n");
+        }
         out_n++;
         last_end = int64_t(now);
     };
@@ -116,6 +160,7 @@ int main(int argc, char** argv) {
             sending = true;
             pos = 0;
             tx_start = t;
+            cur_frame = make_frame(next, len, fcs);
         }
         if (sending) {
             const uint64_t cur = next;
@@ -125,7 +170,7 @@ int main(int argc, char** argv) {
             else if (pos == kPreambleLen - 1)
                 in.d = no_sfd_frames.count(cur) ? kPreambleByte : kSfdByte;
             else
-                in.d = frame_byte(cur, pos - kPreambleLen);
+                in.d = cur_frame[pos - kPreambleLen];
             in.er = (er_frames.count(cur) && pos == kPreambleLen + len / 2) ? 1 : 0;
             if (++pos == frame_cycles) {
                 sending = false;
@@ -144,14 +189,16 @@ int main(int argc, char** argv) {
                 rx_start = t;
                 rx_pos = 0;
                 rx_ok = true;
+                pre_ok = true;
                 rx_bytes.clear();
             }
             if (out.er) rx_ok = false;
-            if (rx_pos < kPreambleLen - 1)
-                rx_ok = rx_ok && out.d == kPreambleByte;
-            else if (rx_pos == kPreambleLen - 1)
-                rx_ok = rx_ok && out.d == kSfdByte;
-            else
+            if (rx_pos < kPreambleLen - 1) {
+                pre_ok = pre_ok && out.d == kPreambleByte;
+            } else if (rx_pos == kPreambleLen - 1) {
+                pre_ok = pre_ok && out.d == kSfdByte;
+                rx_ok = rx_ok && pre_ok;
+            } else
                 rx_bytes.push_back(out.d);
             rx_pos++;
         } else if (rx_in) {
@@ -167,6 +214,9 @@ int main(int argc, char** argv) {
     std::printf("STATS frames_in=%" PRIu64 " frames_out=%" PRIu64 " dropped=%" PRIu64
                 " errored=%" PRIu64 "\n",
                 c.frames_in, c.frames_out, c.dropped, c.errored);
+    std::printf("IMPAIR lost=%" PRIu64 " duplicated=%" PRIu64 " reordered=%" PRIu64
+                " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
+                c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
     if (bench)
         std::printf("BENCH cycles=%" PRIu64 " wall_s=%.4f cycles_per_s=%.0f\n", total, wall,
                     double(total) / wall);

@@ -24,6 +24,15 @@ from wirespeed.sim.dut import DutSpec, LoopbackSpec, RouterSpec, parse_dut
     ("router:rate=1.5k,latency=0ns", RouterSpec(rate=1500, latency_ns=0)),
     ("router:rate=125M,queue=65536,latency=1s", RouterSpec(rate=125_000_000, queue=65536, latency_ns=10**9)),
     ("router:latency=0.008us", RouterSpec(latency_ns=8)),
+    # impairments
+    ("router:latency=10us,jitter=2us,seed=7", RouterSpec(jitter_ns=2000, seed=7)),
+    ("loopback:delay=40ns,loss=0.01,dup=0.001,reorder=0.01,corrupt=0.001",
+     LoopbackSpec(loss=0.01, dup=0.001, reorder=0.01, corrupt=0.001)),
+    ("router:loss=1,corrupt=0.000000001,dup=.5,reorder=0",
+     RouterSpec(loss=1.0, corrupt=1e-9, dup=0.5)),
+    ("router:blackout=5ms:2ms", RouterSpec(blackout_ns=(5_000_000, 2_000_000))),
+    ("loopback:blackout=0ns:8ns,seed=0", LoopbackSpec(blackout_ns=(0, 8), seed=0)),
+    ("router:seed=4294967295", RouterSpec(seed=2**32 - 1)),
 ])
 def test_parse_good(text, expected):
     spec = parse_dut(text)
@@ -66,13 +75,35 @@ def test_parse_good(text, expected):
                                "(e.g. 40ns, 2us), got '1.001ms'"),
     ("loopback:delay=40 ns", "dut loopback: delay must be a time 0ns..1ms, multiple of 8ns "
                              "(e.g. 40ns, 2us), got '40 ns'"),
-    ("router:bogus=1", "dut router: unknown parameter 'bogus', allowed: rate, queue, latency"),
-    ("router:latency_ns=8", "dut router: unknown parameter 'latency_ns', allowed: rate, queue, latency"),
-    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay"),
+    ("router:bogus=1", "dut router: unknown parameter 'bogus', allowed: rate, queue, latency, jitter"
+                       ", loss, dup, reorder, corrupt, blackout, seed"),
+    ("router:latency_ns=8", "dut router: unknown parameter 'latency_ns', allowed: rate, queue, latency, jitter"
+                       ", loss, dup, reorder, corrupt, blackout, seed"),
+    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
     ("router:queue", "dut router: expected key=value, got 'queue'"),
     ("router:rate=1k,,queue=2", "dut router: expected key=value, got ''"),
     ("router:=5", "dut router: expected key=value, got '=5'"),
     ("router:queue=1,queue=2", "dut router: parameter 'queue' given twice"),
+    # impairments
+    ("router:jitter=12ns", "dut router: jitter must be a time 0ns..1s, multiple of 8ns "
+                           "(e.g. 2us), got '12ns'"),
+    ("router:jitter=2s", "dut router: jitter must be a time 0ns..1s, multiple of 8ns "
+                         "(e.g. 2us), got '2s'"),
+    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
+    ("router:loss=1.5", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1.5'"),
+    ("router:dup=-0.1", "dut router: dup must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '-0.1'"),
+    ("router:reorder=1e-3", "dut router: reorder must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1e-3'"),
+    ("loopback:corrupt=0.0000000001", "dut loopback: corrupt must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '0.0000000001'"),
+    ("router:corrupt=", "dut router: corrupt must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got ''"),
+    ("router:loss=1%", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1%'"),
+    ("router:blackout=5ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms'"),
+    ("router:blackout=5ms:0ns", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms:0ns'"),
+    ("router:blackout=5ms:3ns", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms:3ns'"),
+    ("router:blackout=3601s:1ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '3601s:1ms'"),
+    ("router:blackout=1ms:2ms:3ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '1ms:2ms:3ms'"),
+    ("router:seed=x", "dut router: seed must be an integer 0..4294967295, got 'x'"),
+    ("router:seed=4294967296", "dut router: seed must be an integer 0..4294967295, got '4294967296'"),
+    ("router:loss=0.1,loss=0.2", "dut router: parameter 'loss' given twice"),
 ])
 def test_parse_bad(text, message):
     with pytest.raises(ValueError) as e:
@@ -95,6 +126,23 @@ def test_harness_args_and_describe():
         "router:rate=1234567,queue=256,latency=1ms"
 
 
+def test_impairment_specs_canonical_text_args_and_describe():
+    r = parse_dut("router:blackout=5ms:2ms,seed=7,latency=10us,jitter=2us,loss=0.010")
+    assert str(r) == "router:rate=1M,queue=256,latency=10us,jitter=2us,loss=0.01,blackout=5ms:2ms,seed=7"
+    assert r.harness_args() == [
+        "--dut", "router", "--dut-param", "rate=1000000", "--dut-param", "queue=256",
+        "--dut-param", "latency_ns=10000", "--dut-param", "jitter_ns=2000",
+        "--dut-param", "loss_ppb=10000000", "--dut-param", "blackout_start_ns=5000000",
+        "--dut-param", "blackout_len_ns=2000000", "--dut-param", "seed=7"]
+    d = r.describe()
+    assert d["jitter_ns"] == 2000
+    assert d["impairments"] == {"loss": 0.01, "blackout_start_ns": 5_000_000,
+                                "blackout_len_ns": 2_000_000, "seed": 7}
+    assert str(parse_dut("loopback:corrupt=0.000000001")) == \
+        "loopback:delay=40ns,corrupt=0.000000001"
+    assert "impairments" not in parse_dut("loopback:seed=1").describe()
+
+
 def test_specs_validate_when_built_directly():
     with pytest.raises(pydantic.ValidationError, match="multiple of 8"):
         LoopbackSpec(delay_ns=7)
@@ -102,6 +150,14 @@ def test_specs_validate_when_built_directly():
         RouterSpec(queue=0)
     with pytest.raises(pydantic.ValidationError):
         RouterSpec(rate=1000, bogus=1)
+    with pytest.raises(pydantic.ValidationError, match="loss must be a probability"):
+        RouterSpec(loss=1.5)
+    with pytest.raises(pydantic.ValidationError, match="at most 9 decimals"):
+        LoopbackSpec(dup=1e-10)
+    with pytest.raises(pydantic.ValidationError, match="multiple of 8"):
+        RouterSpec(jitter_ns=4)
+    with pytest.raises(pydantic.ValidationError, match="blackout length"):
+        RouterSpec(blackout_ns=(0, 0))
     with pytest.raises(TypeError):
         DutSpec(model="x")  # abstract
     with pytest.raises(pydantic.ValidationError):

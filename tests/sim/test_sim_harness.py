@@ -168,20 +168,20 @@ def test_probe(sim):
     assert r.pr == 1 and r.pf == 0
 
 
-def test_csr_access_takes_one_clock_cycle(sim):
+def test_csr_reads_take_two_cycles_and_writes_one(sim):
     c = Client(sim.host, sim.port)
     try:
-        # reads of the cycle counter within one record are exactly one cycle apart
+        # reads of the cycle counter within one record are exactly two cycles apart
         got = c.read(*([CYCLE * 4] * 20))
-        assert [b - a for a, b in zip(got, got[1:])] == [1] * 19
-        # records run in order, writes before reads, one cycle per access
+        assert [b - a for a, b in zip(got, got[1:])] == [2] * 19
+        # records run in order, writes before reads, one cycle per write, two per read
         r1, r2 = EtherboneRecord(), EtherboneRecord()
         r1.reads = EtherboneReads(base_ret_addr=5, addrs=[CYCLE * 4])
         r2.writes = EtherboneWrites(base_addr=0, datas=[1, 2, 3])
         r2.reads = EtherboneReads(base_ret_addr=6, addrs=[CYCLE * 4])
         c.send(r1, r2)
         (a,), (b,) = c.reply(5)
-        assert b - a == 3 + 1
+        assert b - a == 3 + 2
     finally:
         c.close()
 
@@ -242,6 +242,28 @@ def test_router_end_to_end(fixture_binary):
     assert received == expected
     a = sim.stats["dut_a"]
     assert (a["frames_in"], a["frames_out"], a["dropped"]) == (n, expected, n - expected)
+
+
+def test_impairments_end_to_end(fixture_binary):
+    from test_sim_impair import impair_reference
+
+    n = 200
+    spec = parse_dut("loopback:delay=40ns,loss=0.1,dup=0.05,reorder=0.05,corrupt=0.05,seed=3")
+    with SimProcess(spec, binary=fixture_binary) as sim:
+        c = Client(sim.host, sim.port)
+        for src, dst in ((0, 1), (1, 0)):
+            c.write(port_reg(src, GEN), (n << 16) | 64)
+            c.wait_idle(src, 200_000)  # past the 1 ms hold timeout of a held last frame
+        rx_b, rx_a = c.read(port_reg(1, RX_FRAMES), port_reg(0, RX_FRAMES))
+        c.close()
+    ppb = dict(loss=100_000_000, dup=50_000_000, reorder=50_000_000, corrupt=50_000_000, seed=3)
+    for which, rx, direction in (("a", rx_b, 0), ("b", rx_a, 1)):
+        expected, counters = impair_reference(n, direction=direction, **ppb)
+        st = sim.stats[f"dut_{which}"]
+        assert {k: st[k] for k in counters} == counters
+        assert st["frames_in"] == n and st["frames_out"] == rx == len(expected)
+    # independent random streams per direction
+    assert impair_reference(n, **ppb)[0] != impair_reference(n, direction=1, **ppb)[0]
 
 
 def test_sigterm_and_exit_line(fixture_binary):
@@ -379,7 +401,12 @@ def test_parse_exit_stats():
     text = (
         "some warning\n"
         "WIRESPEED-SIM DUT a router rate=400000 queue=16 latency_ns=10000 max_frame=16384 "
-        "frames_in=10 frames_out=7 dropped=3 errored=0\n"
+        "frames_in=10 frames_out=7 dropped=3 errored=0 lost=0 duplicated=0 reordered=0 "
+        "corrupted=0 blackout=0\n"
+        "WIRESPEED-SIM DUT b router rate=400000 queue=16 latency_ns=10000 max_frame=16384 "
+        "loss_ppb=10000000 dup_ppb=0 reorder_ppb=0 corrupt_ppb=0 blackout_start_ns=0 "
+        "blackout_len_ns=0 seed=1 frames_in=10 frames_out=9 dropped=0 errored=0 lost=1 "
+        "duplicated=0 reordered=0 corrupted=0 blackout=0\n"
         "WIRESPEED-SIM ETHERBONE packets=5 probes=1 malformed=0 reads=4 writes=2 "
         "out_of_range=0 send_errors=0\n"
         "WIRESPEED-SIM EXIT reason=signal cycles=1000 wall_s=0.500 cycles_per_s=2000\n"
@@ -388,3 +415,5 @@ def test_parse_exit_stats():
     assert st["reason"] == "signal" and st["cycles"] == 1000 and st["wall_s"] == 0.5
     assert st["dut_a"]["frames_out"] == 7 and st["dut_a"]["model"] == "router"
     assert st["etherbone"]["probes"] == 1
+    assert st["dut_a"]["lost"] == 0 and st["dut_b"]["lost"] == 1
+    assert st["dut_b"]["loss_ppb"] == 10_000_000 and st["dut_b"]["model"] == "router"

@@ -210,12 +210,14 @@ def test_router_discards_errored_frames(model_driver):
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '41'"),
     ("loopback", ("delay_ns=1000008",),
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '1000008'"),
-    ("loopback", ("rate=5",), "dut loopback: unknown parameter 'rate', allowed: delay_ns"),
+    ("loopback", ("rate=5",), "dut loopback: unknown parameter 'rate', allowed: delay_ns"
+     ", loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
     ("router", ("queue=x",), "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router", ("queue=0",), "dut router: queue must be an integer 1..65536, got '0'"),
     ("router", ("rate=-1",), "dut router: rate must be an integer 1..125000000, got '-1'"),
     ("router", ("latency=5",),
-     "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame"),
+     "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame, "
+     "jitter_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
     ("router", ("queue=4", "queue=5"), "dut router: parameter 'queue' given twice"),
 ])
 def test_model_parameter_errors(model_driver, dut, params, message):

@@ -40,7 +40,13 @@ def test_loopback_latency_is_cable_plus_pipeline(tester, delay_ns):
     dev = tester(f"loopback:delay={delay_ns}ns")
     r = throughput(dev, [64])[64]
     lat = r.best.latency
-    assert lat.min_ns == lat.max_ns == delay_ns + PIPELINE_NS
+    want = delay_ns + PIPELINE_NS
+    assert lat.min_ns == lat.max_ns == want
+    # a constant latency: no spread, no jitter, and every percentile in the bin holding it
+    assert lat.stddev_ns == 0 and lat.jitter_ns == 0
+    assert all(want < p <= want + lat.bin_ns for p in lat.percentiles_ns.values())
+    hist = r.best.histograms[1]
+    assert sum(hist.counts.values()) == lat.frames and hist.underflow == hist.overflow == 0
 
 
 def test_router_throughput_matches_model_prediction(tester):

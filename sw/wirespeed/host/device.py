@@ -30,6 +30,7 @@ from .transport import Transport
 
 __all__ = [
     "Device", "FrameSpec", "Flow", "PortCounters", "TrialResult", "Latency", "GatewareId",
+    "HistogramConfig", "LatencyHistogram", "PERCENTILES",
     "BenchmarkRangeWarning", "rate_to_period", "period_to_rate", "ns_to_cycles",
     "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT",
 ]
@@ -173,6 +174,10 @@ class PortCounters(BaseModel):
     lat_sum: int = 0
     first_rx_ns: int = 0
     last_rx_ns: int = 0
+    lat_sq_sum: int = 0
+    jitter_sum: int = 0
+    hist_underflow: int = 0
+    hist_overflow: int = 0
 
     @staticmethod
     def register(port: int, counter: str) -> str:
@@ -188,14 +193,79 @@ class PortCounters(BaseModel):
         return cls(**{counter: values[cls.register(port, counter)] for counter in cls.model_fields})
 
 
+HIST_MIN_SHIFT, HIST_MAX_SHIFT = 0, 24
+
+
+class HistogramConfig(BaseModel):
+    """Bins of the analyzers' latency histograms: bin i counts latencies in
+    [offset + i * 2**shift, offset + (i + 1) * 2**shift) ns."""
+
+    offset_ns: int = Field(0, ge=0, lt=2**32)
+    shift: int = Field(6, ge=HIST_MIN_SHIFT, le=HIST_MAX_SHIFT)
+
+    @property
+    def bin_ns(self) -> int:
+        return 1 << self.shift
+
+    @classmethod
+    def fitting(cls, min_ns: int, max_ns: int, bins: int = 1024) -> "HistogramConfig":
+        """The finest bins that hold [min_ns, max_ns] with a quarter of the range to spare on
+        each side (the next trial's latencies differ a little)."""
+        spare = max(8, (max_ns - min_ns) // 4)
+        low, high = max(0, min_ns - spare), max_ns + spare
+        shift = HIST_MIN_SHIFT
+        while (high - low) >> shift >= bins and shift < HIST_MAX_SHIFT:
+            shift += 1
+        return cls(offset_ns=low >> shift << shift, shift=shift)
+
+
+class LatencyHistogram(BaseModel):
+    """One analyzer's latency histogram after a trial: non-empty bins only."""
+
+    offset_ns: int
+    bin_ns: int
+    counts: dict[int, int] = Field(description="bin index -> frames")
+    underflow: int
+    overflow: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values()) + self.underflow + self.overflow
+
+    def percentile(self, q: float) -> int | None:
+        """Upper edge (ns) of the bin holding the q-th percentile frame; None when it falls
+        below or beyond the histogram's range."""
+        total = self.total
+        if not total:
+            return None
+        rank = q / 100 * total
+        seen = self.underflow
+        if seen >= rank:
+            return None
+        for index in sorted(self.counts):
+            seen += self.counts[index]
+            if seen >= rank:
+                return self.offset_ns + (index + 1) * self.bin_ns
+        return None
+
+
+PERCENTILES = (50, 90, 99, 99.9)
+
+
 class Latency(BaseModel):
     """Raw tester latency: first byte out of the generator to first byte into the analyzer,
-    tester pipeline delay included (not calibrated)."""
+    tester pipeline delay included (not calibrated). Jitter is the mean absolute difference
+    between consecutive frames' latencies (RFC 4689 3.2.5); percentiles come from the
+    histogram, at its bin resolution (``bin_ns``)."""
 
     min_ns: int
     avg_ns: float
     max_ns: int
+    stddev_ns: float
+    jitter_ns: float
     frames: int
+    bin_ns: int | None = None
+    percentiles_ns: dict[str, int | None] = Field(default_factory=dict)
 
 
 class TrialResult(BaseModel):
@@ -212,6 +282,7 @@ class TrialResult(BaseModel):
     flows: list[Flow]
     started_ns: int
     counters: dict[int, PortCounters]
+    histograms: dict[int, LatencyHistogram] = Field(default_factory=dict)
 
     def _sum(self, ports: Sequence[int], counter: str) -> int:
         return sum(getattr(self.counters[p], counter) for p in ports)
@@ -280,9 +351,18 @@ class TrialResult(BaseModel):
         frames = sum(c.rx_frames for c in ports)
         if not frames:
             return None
-        return Latency(min_ns=min(c.lat_min for c in ports if c.rx_frames),
-                       avg_ns=sum(c.lat_sum for c in ports) / frames,
-                       max_ns=max(c.lat_max for c in ports), frames=frames)
+        mean = sum(c.lat_sum for c in ports) / frames
+        variance = max(0.0, sum(c.lat_sq_sum for c in ports) / frames - mean * mean)
+        pairs = sum(c.rx_frames - 1 for c in ports if c.rx_frames)
+        hists = [self.histograms[p] for p in self._rx_ports if p in self.histograms]
+        pct = {}
+        if len(hists) == 1:      # one receiving port: its histogram is the distribution
+            pct = {f"p{q:g}": hists[0].percentile(q) for q in PERCENTILES}
+        return Latency(min_ns=min(c.lat_min for c in ports if c.rx_frames), avg_ns=mean,
+                       max_ns=max(c.lat_max for c in ports), stddev_ns=variance ** 0.5,
+                       jitter_ns=sum(c.jitter_sum for c in ports) / pairs if pairs else 0.0,
+                       frames=frames, bin_ns=hists[0].bin_ns if len(hists) == 1 else None,
+                       percentiles_ns=pct)
 
 
 class GatewareId(BaseModel):
@@ -427,6 +507,21 @@ class Device:
         """Zero every counter and the sequence state of every port."""
         self._command(CMD_CLEAR)
 
+    def read_memory(self, name: str) -> list[int]:
+        """Every entry of a memory window (e.g. ``p1.ana.hist``)."""
+        reg = self.regmap[name]
+        return reg.entries(self.transport.transact([], reg.word_offsets))
+
+    def configure_histogram(self, port: int, config: HistogramConfig) -> None:
+        self._check_port(port)
+        self.write_many({f"p{port}.ana.hist_offset": config.offset_ns, f"p{port}.ana.hist_shift": config.shift})
+
+    def read_histogram(self, port: int, config: HistogramConfig, counters: PortCounters) -> LatencyHistogram:
+        bins = self.read_memory(f"p{port}.ana.hist")
+        return LatencyHistogram(offset_ns=config.offset_ns, bin_ns=config.bin_ns,
+                                counts={i: n for i, n in enumerate(bins) if n},
+                                underflow=counters.hist_underflow, overflow=counters.hist_overflow)
+
     def snapshot_counters(self) -> dict[int, PortCounters]:
         """SNAPSHOT every counter of every port at one instant and read them all, in one
         transaction."""
@@ -464,10 +559,14 @@ class Device:
 
     # trials
 
-    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int) -> TrialResult:
+    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int,
+                  histogram: HistogramConfig | None = None) -> TrialResult:
         """One trial (docs/architecture.md, "Timing of a trial"): every flow's generator sends
         at ``rate_fps`` for ``duration_ns``; after the generators stop, wait ``wait_ns`` of
-        tester time for frames still in flight, then snapshot every counter."""
+        tester time for frames still in flight, then snapshot every counter and read the
+        receiving ports' latency histograms (binned as ``histogram``, default
+        :class:`HistogramConfig`)."""
+        histogram = histogram or HistogramConfig()
         sizes = {flow.spec.frame_len for flow in flows}
         if len(sizes) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
             raise ValueError("a trial needs one frame size and at most one flow per sending port")
@@ -478,13 +577,18 @@ class Device:
         for flow in flows:
             self._check_port(flow.rx_port)
             period = self.configure_generator(flow.tx_port, flow.spec, rate_fps, duration_ns=duration_ns)
+        rx_ports = sorted({flow.rx_port for flow in flows})
+        for port in rx_ports:
+            self.configure_histogram(port, histogram)
         self.clear()
         started = self.start()
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
         self.wait_ns(wait_ns)
+        counters = self.snapshot_counters()
         return TrialResult(frame_size=sizes.pop(), offered_fps=rate_fps, period_q32=period,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
-                           counters=self.snapshot_counters())
+                           counters=counters,
+                           histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports})
 
     def _wait_generators_done(self, ports: Sequence[int], end_ns: int, duration_ns: int) -> None:
         """Poll ``pN.gen.running`` until every port has stopped; the trial timer must stop it

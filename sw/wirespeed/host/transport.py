@@ -282,6 +282,12 @@ class FakeTransport(Transport):
         reg = self.regmap[name]
         self._words.update(zip(reg.word_offsets, reg.split(value)))
 
+    def set_entry(self, name: str, index: int, value: int) -> None:
+        """Entry ``index`` of a memory window."""
+        reg = self.regmap[name]
+        offsets = reg.word_offsets[index * reg.words:(index + 1) * reg.words]
+        self._words.update(zip(offsets, reg.split(value)))
+
     def get(self, name: str) -> int:
         reg = self.regmap[name]
         return reg.join([self._words[off] for off in reg.word_offsets])
@@ -309,4 +315,4 @@ class FakeTransport(Transport):
         reg, _ = self._where.get(addr, (None, 0))
         if reg is None or reg.access == "w":
             return 0
-        return self._words[addr]
+        return self._words.get(addr, 0)

@@ -25,7 +25,7 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel, Field, computed_field, field_validator
 
 from ..ethernet import MAX_FRAME, MIN_FRAME, line_rate_fps, throughput_mbps
-from ..host.device import Flow, FrameSpec, TrialResult
+from ..host.device import Flow, FrameSpec, HistogramConfig, TrialResult
 from ..units import format_duration
 
 __all__ = [
@@ -179,7 +179,7 @@ class ThroughputObserver:
 
 class TrialRunner(Protocol):
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
-                  wait_ns: int) -> TrialResult: ...
+                  wait_ns: int, histogram: HistogramConfig | None = None) -> TrialResult: ...
 
 
 def run_throughput(device: TrialRunner, config: ThroughputConfig,
@@ -198,12 +198,15 @@ def _one_size(device: TrialRunner, config: ThroughputConfig, size: int,
     flows, line = config.flows(size), line_rate_fps(size)
     observer.size_started(size, line)
     steps = 0
+    histogram = HistogramConfig()
 
     def trial(rate: float) -> TrialResult:
-        nonlocal steps
+        nonlocal steps, histogram
         steps += 1
         observer.trial_started(size, steps, rate)
-        result = device.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns)
+        result = device.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns, histogram)
+        if (lat := result.latency) is not None:   # bin the next trial around what this one saw
+            histogram = HistogramConfig.fitting(lat.min_ns, lat.max_ns)
         observer.trial_done(steps, result)
         return result
 

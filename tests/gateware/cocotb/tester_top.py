@@ -6,7 +6,7 @@ import os
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, Timer
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time, get_time_from_sim_steps
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
 
@@ -65,6 +65,21 @@ class Tester:
         value = reg.join(words)
         return (value, t_edge) if with_time else value
 
+    async def read_entry(self, name, index):
+        """Entry ``index`` of a memory window."""
+        reg = RMAP[name]
+        words = []
+        for off in reg.word_offsets[index * reg.words:(index + 1) * reg.words]:
+            self.dut.csr_addr.value = off >> 2
+            self.dut.csr_r_stb.value = 1
+            await RisingEdge(self.dut.clk)
+            self.dut.csr_r_stb.value = 0
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()          # the window's data lands on this edge
+            words.append(int(self.dut.csr_r_data.value))
+            await RisingEdge(self.dut.clk)
+        return reg.join(words)
+
     async def send(self, port, frame_len, count, pct=100.0):
         p = f"p{port}.gen"
         period = round((frame_len + F.WIRE_OVERHEAD) * 100.0 / pct * 2**32)
@@ -76,7 +91,8 @@ class Tester:
 
     async def counters(self, port):
         await self.write("ctrl.cmd", CMD_SNAPSHOT)
-        names = [r.name for r in RMAP if r.name.startswith(f"p{port}.ana.") or r.name.startswith(f"p{port}.gen.tx")]
+        names = [r.name for r in RMAP if r.depth == 1 and r.access == "r"
+                 and (r.name.startswith(f"p{port}.ana.") or r.name.startswith(f"p{port}.gen.tx"))]
         return {n.split(".", 2)[2]: await self.read(n) for n in names}
 
 
@@ -195,6 +211,12 @@ async def loopback_latency_and_pipeline_delay(dut):
                       cable_ns, c["lat_min"], tx_delay, c["lat_min"] - tx_delay - cable_ns)
         assert tx_delay == TX_PIPELINE_NS
         assert c["lat_min"] == TX_PIPELINE_NS + cable_ns + RX_PIPELINE_NS
+        # statistics of a constant latency: no variation, every frame in one 8 ns bin
+        lat = c["lat_min"]
+        assert c["jitter_sum"] == 0 and c["lat_sq_sum"] == 20 * lat * lat
+        assert await t.read_entry("p1.ana.hist", lat >> 3) == 20
+        assert await t.read_entry("p1.ana.hist", (lat >> 3) + 1) == 0
+        assert c["hist_underflow"] == c["hist_overflow"] == 0
     assert results[25][0] - results[1][0] == 24 * CLK_NS
 
 
