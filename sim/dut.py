@@ -103,16 +103,7 @@ class DutSpec(BaseModel):
             value = getattr(self, attr)
             if name in _OPTIONAL and value == type(self).model_fields[attr].default:
                 continue
-            if kind == "time":
-                text = format_time(value)
-            elif kind == "rate":
-                text = _format_rate(value)
-            elif kind == "prob":
-                text = _format_prob(value)
-            elif kind == "window":
-                text = f"{format_time(value[0])}:{format_time(value[1])}"
-            else:
-                text = str(value)
+            text = _KINDS[kind][1](value)
             parts.append(f"{name}={text}")
         return f"{self.model}:{','.join(parts)}" if parts else self.model
 
@@ -345,16 +336,7 @@ def parse_dut(text: str) -> DutSpec:
         attr, kind, allowed_text = cls.PARAMS[key]
         if attr in values:
             raise ValueError(f"dut {name}: parameter {key!r} given twice")
-        if kind == "time":
-            value = _parse_time(raw)
-        elif kind == "rate":
-            value = _parse_rate(raw)
-        elif kind == "prob":
-            value = _parse_prob(raw)
-        elif kind == "window":
-            value = _parse_window(raw)
-        else:
-            value = int(raw) if _INT_RE.match(raw) else None
+        value = _KINDS[kind][0](raw)
         lo, hi = cls.LIMITS[attr]
         if kind == "window":
             bad = value is None or not all(lo <= t <= hi for t in value) or value[1] == 0
@@ -365,3 +347,17 @@ def parse_dut(text: str) -> DutSpec:
             raise ValueError(f"dut {name}: {key} must be {allowed_text}, got {raw!r}")
         values[attr] = value
     return cls(**values)
+
+
+def _parse_int(text: str) -> int | None:
+    return int(text) if _INT_RE.match(text) else None
+
+
+#: parameter kind -> (parse text to a value or None, format a value as canonical text)
+_KINDS = {
+    "time": (_parse_time, format_time),
+    "rate": (_parse_rate, _format_rate),
+    "prob": (_parse_prob, _format_prob),
+    "window": (_parse_window, lambda v: f"{format_time(v[0])}:{format_time(v[1])}"),
+    "int": (_parse_int, str),
+}
