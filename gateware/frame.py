@@ -1,8 +1,9 @@
-"""The wirespeed test frame: RFC 2544 Appendix C (Ethernet II / IPv4 / UDP) carrying a
-16-byte signature at the start of the UDP payload. Plain Python, shared by the generator,
-the analyzer, their golden models and the host.
+"""The wirespeed test frame: headers (by default RFC 2544 Appendix C: Ethernet II / IPv4 /
+UDP), zero fill, and a 16-byte signature in the last 16 bytes before the FCS, where the
+analyzer finds it whatever the headers (VLAN, IPv6, a DUT that rewrites them). Plain
+Python, shared by the generator, the analyzer, their golden models and the host.
 
-Offsets are of the frame without preamble, FCS included in lengths (L = 64..1518).
+Offsets are of the frame without preamble, FCS included in lengths (L = 64..9018).
 """
 
 ETH_HDR = 14
@@ -14,11 +15,14 @@ WIRE_OVERHEAD = 20
 MIN_FRAME = 64
 MAX_FRAME = 1518
 
-SIG_OFFSET = ETH_HDR + IPV4_HDR + UDP_HDR  # 42
+#: headers of the default (Appendix C) frame
+HEADER_LEN = ETH_HDR + IPV4_HDR + UDP_HDR  # 42
 SIG_MAGIC = 0x5753  # "WS"
 SIG_CHECK_SEED = 0xA55A
 SIG_LEN = 16
-HEADER_LEN = SIG_OFFSET + SIG_LEN  # 58: bytes before the fill
+#: the signature ends this many bytes before the end of the frame (the FCS)
+SIG_FROM_END = SIG_LEN + 4
+JUMBO_FRAME = 9018
 
 ETHERTYPE_IPV4 = 0x0800
 IP_PROTO_UDP = 17
@@ -48,12 +52,19 @@ def ipv4_checksum(header: bytes) -> int:
     return ~s & 0xFFFF
 
 
+def signature(stream_id, seq, ts) -> bytes:
+    """The 16 signature bytes: magic, stream id, sequence, timestamp (48 bits, ns), check."""
+    return (SIG_MAGIC.to_bytes(2, "big") + stream_id.to_bytes(2, "big") + seq.to_bytes(4, "big")
+            + (ts & ((1 << 48) - 1)).to_bytes(6, "big")
+            + signature_check(stream_id, seq, ts).to_bytes(2, "big"))
+
+
 def build_frame(*, frame_len, dst_mac, src_mac, src_ip, dst_ip, src_port=DEFAULT_SRC_PORT,
                 dst_port=DEFAULT_DST_PORT, ttl=DEFAULT_TTL, stream_id=0, seq=0, ts=0):
-    """Golden model: the frame the generator emits, without FCS (``frame_len - 4`` bytes).
-    Addresses and MACs are integers."""
-    if not MIN_FRAME <= frame_len <= MAX_FRAME:
-        raise ValueError(f"frame_len must be {MIN_FRAME}..{MAX_FRAME}, got {frame_len}")
+    """Golden model of the default test frame (Appendix C, UDP checksum 0), without FCS
+    (``frame_len - 4`` bytes). Addresses and MACs are integers."""
+    if not MIN_FRAME <= frame_len <= JUMBO_FRAME:
+        raise ValueError(f"frame_len must be {MIN_FRAME}..{JUMBO_FRAME}, got {frame_len}")
     eth = dst_mac.to_bytes(6, "big") + src_mac.to_bytes(6, "big") + ETHERTYPE_IPV4.to_bytes(2, "big")
     ip_len = frame_len - ETH_HDR - FCS
     ip = bytearray(b"\x45\x00" + ip_len.to_bytes(2, "big") + b"\x00\x00\x00\x00"
@@ -62,20 +73,16 @@ def build_frame(*, frame_len, dst_mac, src_mac, src_ip, dst_ip, src_port=DEFAULT
     ip[10:12] = ipv4_checksum(bytes(ip)).to_bytes(2, "big")
     udp = (src_port.to_bytes(2, "big") + dst_port.to_bytes(2, "big")
            + (ip_len - IPV4_HDR).to_bytes(2, "big") + b"\x00\x00")
-    sig = (SIG_MAGIC.to_bytes(2, "big") + stream_id.to_bytes(2, "big") + seq.to_bytes(4, "big")
-           + (ts & ((1 << 48) - 1)).to_bytes(6, "big")
-           + signature_check(stream_id, seq, ts).to_bytes(2, "big"))
-    body = eth + bytes(ip) + udp + sig
-    return body + bytes(frame_len - FCS - len(body))
+    body = eth + bytes(ip) + udp
+    return body + bytes(frame_len - SIG_FROM_END - len(body)) + signature(stream_id, seq, ts)
 
 
 def parse_signature(frame: bytes):
-    """Golden model of the analyzer's recogniser: (stream_id, seq, ts) or None."""
-    if len(frame) < HEADER_LEN:
+    """Golden model of the analyzer's recogniser (``frame`` without FCS): (stream_id, seq,
+    ts) or None."""
+    if len(frame) < SIG_LEN:
         return None
-    if frame[12:14] != ETHERTYPE_IPV4.to_bytes(2, "big") or frame[14] != 0x45 or frame[23] != IP_PROTO_UDP:
-        return None
-    sig = frame[SIG_OFFSET:SIG_OFFSET + SIG_LEN]
+    sig = frame[-SIG_LEN:]
     if int.from_bytes(sig[0:2], "big") != SIG_MAGIC:
         return None
     stream_id = int.from_bytes(sig[2:4], "big")

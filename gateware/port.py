@@ -91,7 +91,7 @@ class TesterPort(wiring.Component):
                                              ("overflow", "latencies beyond the last bin"))}
         self._hist_clearing = bank.add(f"{p}.ana.hist_clearing", 1, "r",
                                        doc="1 while CLEAR zeroes the histogram (1024 cycles; live)")
-        self._hist_addr, self._hist_data = bank.add_memory(
+        self._hist_win = bank.add_memory(
             f"{p}.ana.hist", 40, HIST_BINS,
             doc=f"latency histogram, {HIST_BINS} bins of 40-bit frame counts (live: read when traffic has stopped)")
 
@@ -123,7 +123,7 @@ class TesterPort(wiring.Component):
             self._running.eq(sched.running | pending),
             hist.sample.eq(ana.lat_sample), hist.value.eq(ana.lat_value), hist.clear.eq(self.clear),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
-            hist.read_addr.eq(self._hist_addr), self._hist_data.eq(hist.read_data),
+            hist.read_addr.eq(self._hist_win.addr), self._hist_win.data.eq(hist.read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
         for name in ("frame_len", "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port",

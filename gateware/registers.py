@@ -14,13 +14,15 @@ wider than 32 bits latches its upper words, so a live 64-bit value is read consi
 word first.
 """
 
+from dataclasses import dataclass
+
 from amaranth import Module, Signal, Const, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
 
-__all__ = ["CSRBusSignature", "RegisterBank", "ADDR_WIDTH"]
+__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH"]
 
 ADDR_WIDTH = 14
 
@@ -31,6 +33,28 @@ CSRBusSignature = wiring.Signature({
     "w_stb":  In(1),
     "w_data": In(32),
 })
+
+
+@dataclass
+class MemoryWindow:
+    """The design's side of a memory window (see :meth:`RegisterBank.add_memory`).
+
+    Reads: the bank drives ``addr`` (entry index) during a read strobe and takes ``data``
+    from the memory's synchronous read port on the next cycle. Writes (``"rw"`` windows
+    only): for the cycle of a host write, ``w_en`` is high, ``w_addr`` is the entry and
+    ``w_data`` is word ``w_word`` of it (least significant word 0): connect a write port with
+    32-bit granularity (``en = w_en << w_word``, data replicated in every lane)."""
+
+    addr: Signal
+    data: Signal
+    w_en: Signal | None = None
+    w_addr: Signal | None = None
+    w_word: Signal | None = None
+    w_data: Signal | None = None
+
+    @property
+    def words(self):
+        return (len(self.data) + 31) // 32
 
 
 class RegisterBank(wiring.Component):
@@ -61,23 +85,31 @@ class RegisterBank(wiring.Component):
         self._next += 4 * reg.words
         return sig
 
-    def add_memory(self, name, width, depth, *, doc=""):
-        """A read-only window on ``depth`` entries of a memory; returns ``(addr, data)``: the
-        bank drives ``addr`` (entry index) during a read strobe and takes ``data`` from the
-        memory's synchronous read port on the next cycle. Entries are 1, 2 or 4 words."""
-        reg = Register(name, self._next, width, "r", 0, doc, depth)
-        if reg.words not in (1, 2, 4):
-            raise ValueError(f"memory {name}: entries of {width} bits are not 1, 2 or 4 words")
+    def add_memory(self, name, width, depth, *, access="r", doc=""):
+        """A window on ``depth`` entries of a memory the design owns; returns a
+        :class:`MemoryWindow`. ``access`` is ``"r"`` (host reads) or ``"rw"`` (host reads and
+        writes, e.g. tables the design reads). Entries are 1, 2, 4, 8, 16 or 32 words."""
+        if access not in ("r", "rw"):
+            raise ValueError(f"memory {name}: access must be 'r' or 'rw', not {access!r}")
+        reg = Register(name, self._next, width, access, 0, doc, depth)
+        if reg.words not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"memory {name}: entries of {width} bits are not 1, 2, 4, 8, 16 or 32 words")
         self.align(4 * reg.words * depth)
-        reg = Register(name, self._next, width, "r", 0, doc, depth)
+        reg = Register(name, self._next, width, access, 0, doc, depth)
         if (self._next + 4 * reg.words * depth) >> 2 > (1 << ADDR_WIDTH):
             raise ValueError(f"memory {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
-        addr = Signal(range(depth), name=name.replace(".", "_") + "_addr")
-        data = Signal(unsigned(width), name=name.replace(".", "_") + "_data")
+        base = name.replace(".", "_")
+        window = MemoryWindow(addr=Signal(range(depth), name=base + "_addr"),
+                              data=Signal(unsigned(width), name=base + "_data"))
+        if access == "rw":
+            window.w_en = Signal(name=base + "_w_en")
+            window.w_addr = Signal(range(depth), name=base + "_w_addr")
+            window.w_word = Signal(range(max(reg.words, 2)), name=base + "_w_word")
+            window.w_data = Signal(32, name=base + "_w_data")
         self._regs.append((reg, None))
-        self._windows.append((reg, addr, data))
+        self._windows.append((reg, window))
         self._next += 4 * reg.words * depth
-        return addr, data
+        return window
 
     def align(self, boundary):
         """Start the next register on a multiple of ``boundary`` bytes (keeps blocks tidy)."""
@@ -92,7 +124,7 @@ class RegisterBank(wiring.Component):
         with m.If(bus.w_stb):
             with m.Switch(bus.addr):
                 for reg, sig in self._regs:
-                    if reg.access == "r":
+                    if reg.access == "r" or sig is None:
                         continue
                     for i, off in enumerate(reg.word_offsets):
                         hi = min(32 * (i + 1), reg.width)
@@ -103,9 +135,17 @@ class RegisterBank(wiring.Component):
                                 m.d.comb += sig[32 * i:hi].eq(bus.w_data)
 
         # memory windows: address the memory at the strobe, take its data a cycle later
-        for reg, addr, data in self._windows:
+        for reg, window in self._windows:
+            addr, data = window.addr, window.data
             base, nwords = reg.offset >> 2, reg.words
             shift = nwords.bit_length() - 1
+            if window.w_en is not None:
+                m.d.comb += [
+                    window.w_en.eq(bus.w_stb & (bus.addr >= base) & (bus.addr < base + nwords * reg.depth)),
+                    window.w_addr.eq((bus.addr - base) >> shift),
+                    window.w_word.eq((bus.addr - base)[:shift] if shift else 0),
+                    window.w_data.eq(bus.w_data),
+                ]
             hit = Signal(name=f"{addr.name}_hit")
             sel = Signal(range(max(nwords, 2)), name=f"{addr.name}_sel")
             m.d.comb += addr.eq((bus.addr - base) >> shift)

@@ -11,8 +11,8 @@ Bus conventions (the CSR bus of the tester):
   words, least significant word first (little-endian word order).
 * Access ``r`` (read only), ``rw`` (read/write storage) or ``w`` (write strobe: writing
   pulses the bits for one clock cycle, reads return 0).
-* A register with ``depth`` > 1 is a read-only memory window: ``depth`` entries of ``width``
-  bits, entry i at ``offset + 4 * words * i``.
+* A register with ``depth`` > 1 is a memory window (``r``, or ``rw`` for tables the host
+  writes): ``depth`` entries of ``width`` bits, entry i at ``offset + 4 * words * i``.
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ class Register:
     def __post_init__(self):
         if self.access not in ACCESS:
             raise ValueError(f"register {self.name}: access must be one of {ACCESS}, not {self.access!r}")
-        if not 1 <= self.width <= 128:
-            raise ValueError(f"register {self.name}: width must be 1..128, not {self.width}")
+        if not 1 <= self.width <= 1024:
+            raise ValueError(f"register {self.name}: width must be 1..1024, not {self.width}")
         if self.offset % 4:
             raise ValueError(f"register {self.name}: offset {self.offset:#x} is not word aligned")
-        if self.depth < 1 or (self.depth > 1 and self.access != "r"):
-            raise ValueError(f"register {self.name}: a memory window (depth {self.depth}) must be read only")
+        if self.depth < 1 or (self.depth > 1 and self.access == "w"):
+            raise ValueError(f"register {self.name}: a memory window (depth {self.depth}) is r or rw")
 
     @property
     def words(self) -> int:

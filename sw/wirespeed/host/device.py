@@ -512,6 +512,22 @@ class Device:
         reg = self.regmap[name]
         return reg.entries(self.transport.transact([], reg.word_offsets))
 
+    def write_memory(self, name: str, entries: Mapping[int, int] | Sequence[int], *, start: int = 0) -> None:
+        """Write entries of a read/write memory window (e.g. ``p0.gen.tmpl``) in one
+        transaction: a mapping index -> value, or a sequence written from entry ``start``."""
+        reg = self.regmap[name]
+        if reg.depth < 2 or reg.access != "rw":
+            raise ValueError(f"{name} is not a writable memory window")
+        items = entries.items() if isinstance(entries, Mapping) else enumerate(entries, start)
+        pairs = []
+        for index, value in items:
+            if not 0 <= index < reg.depth:
+                raise ValueError(f"{name}: entry {index} is outside 0..{reg.depth - 1}")
+            base = reg.offset + 4 * reg.words * index
+            pairs += [(base + 4 * i, word) for i, word in enumerate(reg.split(value))]
+        if pairs:
+            self.transport.transact(pairs, [])
+
     def configure_histogram(self, port: int, config: HistogramConfig) -> None:
         self._check_port(port)
         self.write_many({f"p{port}.ana.hist_offset": config.offset_ns, f"p{port}.ana.hist_shift": config.shift})
