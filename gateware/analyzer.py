@@ -1,17 +1,39 @@
 """Receive analyzer: recognises wirespeed test frames by their signature (layout in
 :mod:`wirespeed.gateware.frame`) and measures them in hardware.
 
-Per port: test frames and bytes (FCS included), sequence errors (frames whose sequence
-number is not the one expected; the expectation then follows the received number, so one
-lost frame counts one error), FCS errors (any frame the MAC flags), other (non-test) frames,
-and the latency of every test frame: receive timestamp (``now`` when the first byte leaves
-the MAC) minus the transmit timestamp in the signature, as min, max, sum and sum of squares
-in ns, and jitter as the sum of |latency - previous latency| over consecutive test frames
-(RFC 4689 3.2.5 / RFC 3550 style mean absolute delay variation = jitter_sum / (frames - 1)).
-Each test frame's latency is also offered on ``lat_sample``/``lat_value`` (for the histogram).
+A frame is a test frame when its last 16 bytes before the FCS hold the magic and a check
+that matches the other signature fields, whatever comes in front (Ethernet II, 802.1Q,
+IPv4, IPv6, headers a DUT rewrote); a frame of fewer than 16 bytes (FCS stripped) never is.
+The analyzer keeps the latest 16 bytes in a shift register: at the frame's last byte the
+signature is in it.
+
+Latency (RFC 1242 3.8) is measured from the receive timestamp, ``now`` when the frame's
+first byte leaves the MAC, and the transmit timestamp in the signature, in ns modulo 2**32,
+by one of two definitions chosen by ``lat_def``:
+
+* 0: first bit in to first bit out (bit-forwarding devices): ``rx_ts - tx_ts``;
+* 1: last bit in to first bit out (store-and-forward devices): ``rx_ts - tx_ts - 8 * L``,
+  L the received length in bytes, FCS included (8 ns per byte at 1 Gb/s), 0 if negative.
+
+The selected latency feeds every latency statistic, ``lat_value`` and the per-frame events.
+
+Per port: test frames and bytes (good FCS, FCS included), sequence errors (frames whose
+sequence number is not the one expected; the expectation then follows the received number,
+so one lost frame counts one error), FCS errors (any frame the MAC flags), other (non-test)
+frames with a good FCS, and the latency of every good test frame as min, max, sum and sum of
+squares in ns, and jitter as the sum of |latency - previous latency| over consecutive test
+frames (RFC 4689 3.2.5 / RFC 3550 style mean absolute delay variation = jitter_sum /
+(frames - 1)). Each good test frame's latency is also offered on ``lat_sample``/``lat_value``
+(for the histogram).
+
+Every test frame, good FCS or bad, is also offered once as an event (``ev_valid`` for one
+cycle with ``ev_fcs_err``, ``ev_sid``, ``ev_seq``, ``ev_latency``, ``ev_rx_ns``,
+``ev_bytes``) to the per-stream statistics (:mod:`wirespeed.gateware.stream_stats`).
+
 Widths: 64-bit counters and sums, a 96-bit sum of squares: none wraps in 24 hours at
-1.488 Mframes/s with latencies up to 4.29 s.
-The analyzer is always ready: it never backpressures the MAC.
+1.488 Mframes/s with latencies up to 4.29 s. The analyzer is always ready: it never
+backpressures the MAC. Pipeline: the last byte, then decode, latency definition, count and
+event, square and jitter, one clock each; a new frame may end on every clock.
 """
 
 from amaranth import Module, Signal, Cat, Mux
@@ -21,16 +43,21 @@ from amaranth.lib.wiring import In, Out
 from . import frame as F
 from .streams import RxStream
 
-__all__ = ["Analyzer"]
+__all__ = ["Analyzer", "LAT_MIN_INIT", "LAT_FIRST_BIT", "LAT_LAST_BIT"]
 
 LAT_MAX_INIT = 0
 LAT_MIN_INIT = (1 << 32) - 1
+#: ``lat_def`` values: RFC 1242 3.8 first bit in to first bit out, last bit in to first bit out
+LAT_FIRST_BIT, LAT_LAST_BIT = 0, 1
+#: ns per byte at 1 Gb/s
+NS_PER_BYTE = 8
 
 
 class Analyzer(wiring.Component):
     sink: In(RxStream)
     now: In(64)
     clear: In(1)
+    lat_def: In(1)
 
     rx_frames: Out(64)
     rx_bytes: Out(64)
@@ -47,81 +74,91 @@ class Analyzer(wiring.Component):
     lat_sample: Out(1)
     lat_value: Out(32)
 
+    ev_valid: Out(1)
+    ev_fcs_err: Out(1)
+    ev_sid: Out(16)
+    ev_seq: Out(32)
+    ev_latency: Out(32)
+    ev_rx_ns: Out(64)
+    ev_bytes: Out(16)
+
     def elaborate(self, platform):
         m = Module()
         s = self.sink
 
-        index = Signal(range(F.HEADER_LEN + 1))   # saturates at HEADER_LEN
+        # Byte stage: every byte shifts into the signature window; the receive timestamp is
+        # taken at the first byte.
         length = Signal(16)                      # bytes of this frame so far (FCS stripped)
         rx_ts = Signal(64)
-        hdr_ok = Signal()                        # Ethernet/IPv4/UDP fields seen so far match
-        sig = Signal(8 * F.SIG_LEN)              # signature bytes, first byte in the top bits
-
-        beat = Signal()
-        m.d.comb += beat.eq(s.valid)
-        byte = s.p.data
-        idx = Signal.like(index)                 # position of the current byte
-        m.d.comb += idx.eq(Mux(s.p.first, 0, index))
+        sig = Signal(8 * F.SIG_LEN)              # latest 16 bytes, the oldest in the top bits
         count = Signal(16)                       # bytes of this frame including the current one
         m.d.comb += count.eq(Mux(s.p.first, 1, length + 1))
-
-        with m.If(beat):
-            m.d.sync += [index.eq(Mux(idx < F.HEADER_LEN, idx + 1, idx)), length.eq(count)]
-            with m.If(s.p.first):
-                m.d.sync += [rx_ts.eq(self.now), hdr_ok.eq(1)]
-            for pos, want in ((12, 0x08), (13, 0x00), (14, 0x45), (23, F.IP_PROTO_UDP)):
-                with m.If((idx == pos) & (byte != want)):
-                    m.d.sync += hdr_ok.eq(0)
-            with m.If((idx >= F.SIG_OFFSET) & (idx < F.HEADER_LEN)):
-                m.d.sync += sig.eq(Cat(byte, sig[:-8]))
-
-        # End of frame: decode in one register stage, count in the next.
         done = Signal()
         done_err = Signal()
-        done_len = Signal(16)
-        m.d.sync += done.eq(beat & s.p.last)
-        with m.If(beat & s.p.last):
-            m.d.sync += [done_err.eq(s.p.error), done_len.eq(count + F.FCS)]
-        # full frames have had sig completely shifted in by now
-        magic, stream, seq, ts, check = (sig[112:128], sig[96:112], sig[64:96], sig[16:64], sig[0:16])
-        want_check = Signal(16)
-        m.d.comb += want_check.eq(F.SIG_CHECK_SEED ^ stream ^ seq[16:] ^ seq[:16] ^ ts[32:] ^ ts[16:32] ^ ts[:16])
-        is_test = Signal()
-        m.d.comb += is_test.eq(hdr_ok & (done_len >= F.HEADER_LEN + F.FCS) & (magic == F.SIG_MAGIC)
-                               & (check == want_check))
-        latency = Signal(48)
-        m.d.comb += latency.eq(rx_ts[:48] - ts)
-        lat32 = Signal(32)
-        m.d.comb += lat32.eq(latency[:32])
-        expected = Signal(32)
+        done_len = Signal(16)                    # FCS included
+        m.d.sync += done.eq(s.valid & s.p.last)
+        with m.If(s.valid):
+            m.d.sync += [length.eq(count), sig.eq(Cat(s.p.data, sig[:-8]))]
+            with m.If(s.p.first):
+                m.d.sync += rx_ts.eq(self.now)
+            with m.If(s.p.last):
+                m.d.sync += [done_err.eq(s.p.error), done_len.eq(count + F.FCS)]
 
-        with m.If(done):
-            with m.If(done_err):
+        # Decode stage: the window holds the last 16 bytes (the next frame may already be
+        # shifting in behind, so everything needed later is registered here).
+        magic, sid, seq, ts, check = (sig[112:128], sig[96:112], sig[64:96], sig[16:64], sig[0:16])
+        want_check = Signal(16)
+        m.d.comb += want_check.eq(F.SIG_CHECK_SEED ^ sid ^ seq[16:] ^ seq[:16] ^ ts[32:] ^ ts[16:32] ^ ts[:16])
+        is_test = Signal()
+        m.d.comb += is_test.eq((done_len >= F.SIG_FROM_END) & (magic == F.SIG_MAGIC) & (check == want_check))
+        d_valid, d_test, d_err = Signal(), Signal(), Signal()
+        d_sid, d_seq, d_len, d_rx, d_raw = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
+        m.d.sync += [d_valid.eq(done), d_test.eq(is_test), d_err.eq(done_err), d_sid.eq(sid),
+                     d_seq.eq(seq), d_len.eq(done_len), d_rx.eq(rx_ts),
+                     d_raw.eq(rx_ts[:32] - ts[:32])]      # first bit in to first bit out, mod 2**32
+
+        # Latency definition stage.
+        serial = Signal(20)
+        m.d.comb += serial.eq(d_len * NS_PER_BYTE)
+        c_valid, c_test, c_err = Signal(), Signal(), Signal()
+        c_sid, c_seq, c_len, c_rx, c_lat = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
+        m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid),
+                     c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(d_raw)]
+        with m.If(self.lat_def == LAT_LAST_BIT):
+            m.d.sync += c_lat.eq(Mux(d_raw >= serial, d_raw - serial, 0))
+
+        # Count stage: port counters and the per-frame event.
+        m.d.comb += [self.ev_valid.eq(c_valid & c_test), self.ev_fcs_err.eq(c_err),
+                     self.ev_sid.eq(c_sid), self.ev_seq.eq(c_seq), self.ev_latency.eq(c_lat),
+                     self.ev_rx_ns.eq(c_rx), self.ev_bytes.eq(c_len)]
+        expected = Signal(32)
+        with m.If(c_valid):
+            with m.If(c_err):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)
-            with m.Elif(is_test):
+            with m.Elif(c_test):
                 m.d.sync += [
                     self.rx_frames.eq(self.rx_frames + 1),
-                    self.rx_bytes.eq(self.rx_bytes + done_len),
-                    self.lat_sum.eq(self.lat_sum + lat32),
-                    self.last_rx_ns.eq(rx_ts),
-                    expected.eq(seq + 1),
+                    self.rx_bytes.eq(self.rx_bytes + c_len),
+                    self.lat_sum.eq(self.lat_sum + c_lat),
+                    self.last_rx_ns.eq(c_rx),
+                    expected.eq(c_seq + 1),
                 ]
-                with m.If(seq != expected):
+                with m.If(c_seq != expected):
                     m.d.sync += self.seq_errors.eq(self.seq_errors + 1)
-                with m.If(lat32 < self.lat_min):
-                    m.d.sync += self.lat_min.eq(lat32)
-                with m.If(lat32 > self.lat_max):
-                    m.d.sync += self.lat_max.eq(lat32)
+                with m.If(c_lat < self.lat_min):
+                    m.d.sync += self.lat_min.eq(c_lat)
+                with m.If(c_lat > self.lat_max):
+                    m.d.sync += self.lat_max.eq(c_lat)
                 with m.If(self.rx_frames == 0):
-                    m.d.sync += self.first_rx_ns.eq(rx_ts)
+                    m.d.sync += self.first_rx_ns.eq(c_rx)
             with m.Else():
                 m.d.sync += self.other_frames.eq(self.other_frames + 1)
 
-        # one more stage for the square, the delay variation and the histogram sample
+        # Square stage: the sum of squares, the delay variation and the histogram sample.
         s2 = Signal()
-        m.d.sync += s2.eq(done & ~done_err & is_test)
-        with m.If(done):
-            m.d.sync += self.lat_value.eq(lat32)
+        m.d.sync += s2.eq(c_valid & ~c_err & c_test)
+        with m.If(c_valid):
+            m.d.sync += self.lat_value.eq(c_lat)
         have_prev = Signal()
         prev = Signal(32)
         square = Signal(64)

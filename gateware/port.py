@@ -1,5 +1,6 @@
-"""One tester port: trial scheduler, frame generator, LiteEth MAC and analyzer, with its
-registers (``pN.gen.*``, ``pN.ana.*``) declared in the tester's register bank."""
+"""One tester port: traffic generator, LiteEth MAC, analyzer and latency histogram, with
+their registers (``pN.gen.*``, ``pN.modJ.*``, ``pN.ana.*``) declared in the tester's
+register bank."""
 
 from amaranth import Module, Signal
 from amaranth.lib import wiring
@@ -7,10 +8,9 @@ from amaranth.lib.wiring import In, Out
 
 from . import frame as F
 from .analyzer import Analyzer
-from .generator import FrameGenerator
+from .generator import TrafficGenerator
 from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
-from .scheduler import TrialScheduler
 
 __all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS"]
 
@@ -25,30 +25,6 @@ RX_PIPELINE_NS = 72
 #: What a latency measured through a zero-length cable reads: subtract to calibrate.
 PIPELINE_NS = TX_PIPELINE_NS + RX_PIPELINE_NS
 
-# (field, bits, reset, doc) of the generator's configuration registers
-_GEN_CONFIG = [
-    ("enable", 1, 0, "1: this port transmits when a trial starts"),
-    ("frame_len", 16, 64, "frame length in bytes, FCS included (64..1518)"),
-    ("period", 64, (64 + F.WIRE_OVERHEAD) << 32,
-     "Q32.32 clock cycles between frame starts; frame_len + 20 is 100% of line rate"),
-    ("mode", 1, 0, "trial end: 0 after `duration` cycles, 1 after `count` frames"),
-    ("duration", 64, 125_000, "trial length in clock cycles (mode 0)"),
-    ("count", 64, 1000, "frames per trial (mode 1)"),
-    ("stream_id", 16, 0, "stream id carried in the signature"),
-    ("dst_mac", 48, 0x020000000002, "destination MAC address"),
-    ("src_mac", 48, 0x020000000001, "source MAC address"),
-    ("src_ip", 32, 0xC6120001, "source IPv4 address (default 198.18.0.1)"),
-    ("dst_ip", 32, 0xC6130001, "destination IPv4 address (default 198.19.0.1)"),
-    ("src_port", 16, F.DEFAULT_SRC_PORT, "UDP source port"),
-    ("dst_port", 16, F.DEFAULT_DST_PORT, "UDP destination port"),
-    ("ttl", 8, F.DEFAULT_TTL, "IPv4 TTL"),
-]
-_GEN_COUNTERS = [
-    ("tx_frames", "test frames sent"),
-    ("tx_bytes", "bytes of test frames sent, FCS included"),
-    ("first_tx_ns", "transmit timestamp of the first frame"),
-    ("last_tx_ns", "transmit timestamp of the last frame"),
-]
 _ANA_COUNTERS = [
     ("rx_frames", 64, "test frames received with a good FCS"),
     ("rx_bytes", 64, "bytes of those frames, FCS included"),
@@ -76,11 +52,7 @@ class TesterPort(wiring.Component):
     def __init__(self, bank, index):
         super().__init__()
         p = f"p{index}"
-        self._config = {name: bank.add(f"{p}.gen.{name}", bits, "rw", reset=reset, doc=doc)
-                        for name, bits, reset, doc in _GEN_CONFIG}
-        self._running = bank.add(f"{p}.gen.running", 1, "r", doc="1 from START (including a START waiting for the histogram clear) until the last frame has left (live)")
-        self._gen_snap = {name: bank.add(f"{p}.gen.{name}", 64, "r", doc=doc + " (snapshot)")
-                          for name, doc in _GEN_COUNTERS}
+        self._gen = TrafficGenerator(bank, p)
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS}
         self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
@@ -97,12 +69,10 @@ class TesterPort(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.sched = sched = TrialScheduler()
-        m.submodules.gen = gen = FrameGenerator()
+        m.submodules.gen = gen = self._gen
         m.submodules.mac = mac = EthMAC()
         m.submodules.ana = ana = Analyzer()
         m.submodules.hist = hist = Histogram(HIST_BINS)
-        cfg = self._config
 
         # A START while CLEAR is still zeroing the histogram waits for the sweep to end, so no
         # latency sample is lost whatever the host's timing (every port clears in step).
@@ -114,28 +84,20 @@ class TesterPort(wiring.Component):
         with m.Elif(self.start):
             m.d.sync += pending.eq(1)
         m.d.comb += [
-            sched.start.eq(go), sched.stop.eq(self.stop), sched.enable.eq(cfg["enable"]),
-            sched.mode.eq(cfg["mode"]), sched.duration.eq(cfg["duration"]),
-            sched.count.eq(cfg["count"]), sched.period.eq(cfg["period"]),
-            sched.gen_busy.eq(gen.busy),
-            gen.start.eq(sched.start_frame), gen.clear.eq(self.clear), gen.now.eq(self.now),
+            gen.start.eq(go), gen.stop.eq(self.stop), gen.clear.eq(self.clear),
+            gen.snapshot.eq(self.snapshot), gen.now.eq(self.now),
             ana.now.eq(self.now), ana.clear.eq(self.clear),
-            self._running.eq(sched.running | pending),
+            gen.running_extra.eq(pending),
             hist.sample.eq(ana.lat_sample), hist.value.eq(ana.lat_value), hist.clear.eq(self.clear),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
             hist.read_addr.eq(self._hist_win.addr), self._hist_win.data.eq(hist.read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
-        for name in ("frame_len", "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port",
-                     "dst_port", "ttl", "stream_id"):
-            m.d.comb += getattr(gen, name).eq(cfg[name])
         wiring.connect(m, gen.source, mac.sink)
         wiring.connect(m, mac.source, ana.sink)
         wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
 
         with m.If(self.snapshot):
-            for name, reg in self._gen_snap.items():
-                m.d.sync += reg.eq(getattr(gen, name))
             for name, reg in self._ana_snap.items():
                 m.d.sync += reg.eq(getattr(ana, name))
             for name, reg in self._hist_snap.items():

@@ -24,7 +24,7 @@ from .regmap import Register, RegisterMap
 
 __all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH"]
 
-ADDR_WIDTH = 14
+ADDR_WIDTH = 16
 
 CSRBusSignature = wiring.Signature({
     "addr":   In(ADDR_WIDTH),

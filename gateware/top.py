@@ -48,7 +48,7 @@ class SimTop(wiring.Component):
                              doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters")
         self.ports = []
         for i in range(n_ports):
-            bank.align(0x400)
+            bank.align(0x10000)
             self.ports.append(TesterPort(bank, i))
         self.register_map = bank.register_map()
 

@@ -16,7 +16,7 @@ namespace ws {
 
 class SimHarness final : public CsrBus {
 public:
-    static constexpr uint32_t kCsrWords = 16384;  // csr_addr is 14 bits (64 KiB)
+    static constexpr uint32_t kCsrWords = 65536;  // csr_addr is 16 bits (256 KiB)
 
     SimHarness(std::unique_ptr<DutModel> a, std::unique_ptr<DutModel> b)
         : ctx_(std::make_unique<VerilatedContext>()),

@@ -1,43 +1,61 @@
-"""Analyzer against a golden model: recognition, counters, sequence and latency, across
-frame sizes, back-to-back frames and idle cycles inside frames."""
+"""Analyzer against a golden model: recognition of the signature at the end of the frame
+whatever the headers, counters, sequence, both latency definitions and the per-frame
+events, across frame sizes, back-to-back frames and idle cycles inside frames."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
+from scapy.all import Ether, Dot1Q, IP, IPv6, UDP, Raw
 
 from wirespeed.gateware import frame as F
-from wirespeed.gateware.analyzer import LAT_MIN_INIT, Analyzer
+from wirespeed.gateware.analyzer import LAT_FIRST_BIT, LAT_LAST_BIT, LAT_MIN_INIT, Analyzer
 
 CFG = dict(dst_mac=0x020000000002, src_mac=0x020000000001, src_ip=0xC6120001, dst_ip=0xC6130001)
+EVENT_FIELDS = ("ev_fcs_err", "ev_sid", "ev_seq", "ev_latency", "ev_rx_ns", "ev_bytes")
+
+
+def latency(rx_ts, ts, length, lat_def):
+    """RFC 1242 3.8: first bit in to first bit out, or last bit in (8 ns per byte of the
+    ``length``-byte frame, FCS included, after the first) to first bit out, clamped at 0."""
+    lat = (rx_ts - ts) & 0xFFFFFFFF
+    if lat_def == LAT_LAST_BIT:
+        lat = max(lat - 8 * length, 0)
+    return lat
 
 
 class AnalyzerModel:
-    """What the analyzer must count, from the frames it is given."""
+    """What the analyzer must count and report, from the frames it is given."""
 
-    def __init__(self):
+    def __init__(self, lat_def):
+        self.lat_def = lat_def
         self.c = dict(rx_frames=0, rx_bytes=0, seq_errors=0, fcs_errors=0, other_frames=0,
                       lat_min=LAT_MIN_INIT, lat_max=0, lat_sum=0, first_rx_ns=0, last_rx_ns=0,
                       lat_sq_sum=0, jitter_sum=0)
         self.expected = 0
         self.prev = None
         self.samples = []
+        self.events = []
 
     def frame(self, data, error, rx_ts):
         c = self.c
+        sig = F.parse_signature(data)
+        length = len(data) + F.FCS
+        if sig is not None:
+            sid, seq, ts = sig
+            lat = latency(rx_ts, ts, length, self.lat_def)
+            self.events.append(dict(ev_fcs_err=error, ev_sid=sid, ev_seq=seq, ev_latency=lat,
+                                    ev_rx_ns=rx_ts, ev_bytes=length))
         if error:
             c["fcs_errors"] += 1
             return
-        sig = F.parse_signature(data)
         if sig is None:
             c["other_frames"] += 1
             return
-        _, seq, ts = sig
-        lat = (rx_ts - ts) & 0xFFFFFFFF
         if c["rx_frames"] == 0:
             c["first_rx_ns"] = rx_ts
         c["rx_frames"] += 1
-        c["rx_bytes"] += len(data) + F.FCS
+        c["rx_bytes"] += length
         c["seq_errors"] += seq != self.expected
         self.expected = (seq + 1) & 0xFFFFFFFF
         c["lat_min"] = min(c["lat_min"], lat)
@@ -51,67 +69,103 @@ class AnalyzerModel:
         c["last_rx_ns"] = rx_ts
 
 
+def with_signature(head, frame_len, sid, seq, ts):
+    """``head`` (any headers), zero fill and the signature: a ``frame_len``-byte test frame
+    without its FCS."""
+    return head + bytes(frame_len - F.SIG_FROM_END - len(head)) + F.signature(sid, seq, ts)
+
+
+ETH = Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
+HEADERS = {
+    "vlan_ipv4": ETH / Dot1Q(vlan=100, prio=5) / IP(src="198.18.0.1", dst="198.19.0.1", ttl=10) / UDP(sport=0xC020, dport=7),
+    "ipv6": ETH / IPv6(src="2001:2::1", dst="2001:2::2", hlim=10) / UDP(sport=0xC020, dport=7),
+    "qinq_ipv6": ETH / Dot1Q(vlan=10) / Dot1Q(vlan=20) / IPv6(src="2001:2::1", dst="2001:2::2") / UDP(dport=7),
+    "raw_ethertype": Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01", type=0x88B5) / Raw(b"x" * 3),
+}
+
+
+def appendix_c(size, seq, sid=3):
+    """A default (RFC 2544 Appendix C) test frame, its timestamp chosen at the first byte."""
+    return lambda rx_ts, lat: F.build_frame(frame_len=size, seq=seq, ts=rx_ts - lat, stream_id=sid, **CFG)
+
+
+def headed(name, size, seq, sid):
+    head = bytes(HEADERS[name])
+    return lambda rx_ts, lat: with_signature(head, size, sid, seq, rx_ts - lat)
+
+
+def fixed(data):
+    return lambda rx_ts, lat: data
+
+
 def make_traffic(rng, sizes):
-    """(frame bytes without FCS, fcs error) items: in-order, lost, duplicated, reordered test
-    frames, foreign frames, a corrupted signature, a bad FCS and runts."""
+    """(frame maker, fcs error) items: in-order, lost, duplicated, reordered test frames,
+    foreign frames, a corrupted signature, bad FCS frames, runts and a minimal test frame."""
     seqs = [0, 1, 2, 4, 5, 5, 7, 6, 8, 9]
-    items = []
-    for i, seq in enumerate(seqs):
-        size = sizes[i % len(sizes)]
-        items.append((F.build_frame(frame_len=size, seq=seq, ts=rng.randrange(1 << 20), stream_id=3, **CFG), 0))
-    items.insert(3, (bytes(rng.randrange(256) for _ in range(60)), 0))          # random payload
+    items = [(appendix_c(sizes[i % len(sizes)], seq), 0) for i, seq in enumerate(seqs)]
+    items.insert(3, (fixed(bytes(rng.randrange(256) for _ in range(60))), 0))    # random payload
     bad_check = bytearray(F.build_frame(frame_len=64, seq=99, ts=5, **CFG))
-    bad_check[57] ^= 1
-    items.insert(5, (bytes(bad_check), 0))                                        # signature check fails
-    items.insert(7, (F.build_frame(frame_len=128, seq=10, ts=9, **CFG), 1))      # bad FCS
-    items.insert(8, (F.build_frame(frame_len=64, seq=10, ts=9, **CFG)[:40], 0))  # runt: no room for a signature
-    arp = bytearray(F.build_frame(frame_len=64, seq=10, ts=9, **CFG))
+    bad_check[-3] ^= 1
+    items.insert(5, (fixed(bytes(bad_check)), 0))                                  # signature check fails
+    items.insert(7, (appendix_c(128, 10), 1))                                       # bad FCS, test frame
+    items.insert(8, (fixed(F.build_frame(frame_len=64, seq=10, ts=9, **CFG)[:40]), 0))  # truncated: no signature
+    # a runt holding the last 15 signature bytes right after a frame ending in the first: the
+    # window holds a valid signature, but 15 bytes are too few for one
+    sig = F.signature(3, 11, 1234)
+    items.insert(9, (fixed(bytes(30) + sig[:1]), 0))
+    items.insert(10, (fixed(sig[1:]), 0))
+    items.insert(11, (fixed(bytes(rng.randrange(256) for _ in range(70))), 1))    # bad FCS, not a test frame
+    items.append((lambda rx_ts, lat: F.signature(3, 12, rx_ts - lat), 0))          # 16 bytes: the smallest test frame
+    arp = bytearray(F.build_frame(frame_len=64, seq=13, ts=9, **CFG))
     arp[12:14] = b"\x08\x06"
-    items.append((bytes(arp), 0))                                                 # not IPv4
+    items.append((fixed(bytes(arp)), 0))                                            # headers are not checked
     return items
 
 
 GAPS = {"back_to_back": (0, 0.0), "gaps": (12, 0.0), "idle_inside_frames": (3, 0.25)}
 
 
-@pytest.mark.parametrize("gap", GAPS)
-@pytest.mark.parametrize("sizes", [[64], [65, 67, 99, 127], [128, 1518], [64, 1518, 71]], ids=str)
-def test_counters_match_model(sizes, gap):
-    rng = random.Random(len(sizes) * 7 + len(gap))
-    items = make_traffic(rng, sizes)
-    gap_cycles, idle_p = GAPS[gap]
+def run(items, *, lat_def, gap_cycles, idle_p, rng, latencies):
+    """Feed the frames to an analyzer and its model; return both."""
     dut = Analyzer()
-    model = AnalyzerModel()
-
-    samples = []
+    model = AnalyzerModel(lat_def)
+    samples, events = [], []
 
     async def sampler(ctx):
-        async for _clk, _rst, valid, value in ctx.tick().sample(dut.lat_sample, dut.lat_value):
+        async for _clk, _rst, valid, value, ev_valid, *ev in ctx.tick().sample(
+                dut.lat_sample, dut.lat_value, dut.ev_valid, *(getattr(dut, f) for f in EVENT_FIELDS)):
             if valid:
                 samples.append(value)
+            if ev_valid:
+                events.append(dict(zip(EVENT_FIELDS, ev)))
 
     async def bench(ctx):
-        now = 1 << 20
-        for data, error in items:
-            for i, byte in enumerate(data):
+        ctx.set(dut.lat_def, lat_def)
+        now = 1 << 33                                    # timestamps beyond 32 bits
+        for n, (maker, error) in enumerate(items):
+            data = None
+            for i in range(1 << 16):
                 while rng.random() < idle_p:
                     ctx.set(dut.sink.valid, 0)
                     ctx.set(dut.now, now)
                     await ctx.tick()
                     now += 8
                 if i == 0:
+                    data = maker(now, latencies[n % len(latencies)])
                     model.frame(data, error, now)
                 last = i == len(data) - 1
                 ctx.set(dut.sink.valid, 1)
-                ctx.set(dut.sink.p, {"data": byte, "first": i == 0, "last": last, "error": error and last})
+                ctx.set(dut.sink.p, {"data": data[i], "first": i == 0, "last": last, "error": error and last})
                 ctx.set(dut.now, now)
                 await ctx.tick()
                 now += 8
+                if last:
+                    break
             ctx.set(dut.sink.valid, 0)
             for _ in range(gap_cycles):
                 await ctx.tick()
                 now += 8
-        await ctx.tick().repeat(3)
+        await ctx.tick().repeat(5)
         got = {name: ctx.get(getattr(dut, name)) for name in model.c}
         assert got == model.c
 
@@ -125,6 +179,42 @@ def test_counters_match_model(sizes, gap):
     sim.add_testbench(bench)
     sim.add_process(sampler)
     sim.run()
-    assert samples == model.samples            # every test frame's latency offered once, in order
+    assert samples == model.samples            # every good test frame's latency offered once, in order
+    assert events == model.events              # every test frame offered once, in order
+    return model
+
+
+#: latencies to aim at, ns: around 8 * L (where last-bit latency clamps at 0) and far
+LATENCIES = [0, 100, 511, 512, 513, 1000, 12_144, 80_000, 3_000_000_000]
+
+
+@pytest.mark.parametrize("lat_def", [LAT_FIRST_BIT, LAT_LAST_BIT])
+@pytest.mark.parametrize("gap", GAPS)
+@pytest.mark.parametrize("sizes", [[64], [65, 67, 99, 127], [128, 1518], [64, 1518, 71]], ids=str)
+def test_counters_match_model(sizes, gap, lat_def):
+    rng = random.Random(len(sizes) * 7 + len(gap) + lat_def)
+    items = make_traffic(rng, sizes)
+    gap_cycles, idle_p = GAPS[gap]
+    model = run(items, lat_def=lat_def, gap_cycles=gap_cycles, idle_p=idle_p, rng=rng, latencies=LATENCIES)
     # the traffic really exercised every counter
-    assert model.c["seq_errors"] >= 3 and model.c["fcs_errors"] == 1 and model.c["other_frames"] == 4
+    assert model.c["seq_errors"] >= 3 and model.c["fcs_errors"] == 2 and model.c["other_frames"] == 5
+    assert any(e["ev_fcs_err"] for e in model.events) and len(model.events) == 13
+    if lat_def == LAT_LAST_BIT:
+        assert 0 in model.samples              # clamped
+
+
+@pytest.mark.parametrize("lat_def", [LAT_FIRST_BIT, LAT_LAST_BIT])
+def test_any_headers_and_jumbo(lat_def):
+    """VLAN, QinQ, IPv6 and unknown headers in front of the signature; every odd size
+    65..127, 1518 and a 9018-byte jumbo; several streams."""
+    rng = random.Random(5 + lat_def)
+    sizes = list(range(65, 128, 2)) + [1518, F.JUMBO_FRAME, 66, 64]
+    items = []
+    for i, size in enumerate(sizes):
+        fitting = [name for name, pkt in HEADERS.items() if len(pkt) + F.SIG_FROM_END <= size]
+        items.append((headed(fitting[i % len(fitting)], size, i, sid=0x100 + i % 5), 0))
+    items.insert(7, (headed("ipv6", 300, 99, 7), 1))                                 # bad FCS
+    model = run(items, lat_def=lat_def, gap_cycles=0, idle_p=0.02, rng=rng,
+                latencies=[200, 50_000, 8 * 1522 - 1, 8 * 9018 + 3])
+    assert model.c["rx_frames"] == len(sizes) and model.c["fcs_errors"] == 1
+    assert F.JUMBO_FRAME in [e["ev_bytes"] for e in model.events]

@@ -93,7 +93,7 @@ module wirespeed_sim_top (
     input             p1_gmii_rx_dv,
     input             p1_gmii_rx_er,
     input      [7:0]  p1_gmii_rxd,
-    input      [13:0] csr_addr,
+    input      [15:0] csr_addr,
     input             csr_r_stb,
     output reg [31:0] csr_r_data,
     input             csr_w_stb,

@@ -1,0 +1,192 @@
+"""Capture of received frames into block RAM, read by the host through two memory windows
+(layout and trigger semantics in docs/capture.md).
+
+The block taps the port's receive byte stream (it only observes: the stream is always
+ready). ``{prefix}.cap.arm`` starts a capture: the block waits for the trigger frame, then
+records it and the following frames until ``count`` frames are recorded or the data memory
+cannot hold another frame of ``snaplen`` bytes.
+
+Triggers (``{prefix}.cap.trigger``):
+
+* 0: the first frame that starts after the arm;
+* 1: the first frame with a bad FCS (``error`` on its last byte);
+* 2: the first frame that is not a wirespeed test frame: its last 16 bytes (the FCS is
+  already stripped) are not a valid signature, i.e. :func:`wirespeed.gateware.frame.parse_signature`
+  returns None (whatever the FCS; frames shorter than 16 bytes are not test frames).
+  The block keeps its own 16-byte shift register for this, so it needs no input from the
+  analyzer.
+
+Whether a frame triggers is only known at its last byte, so while armed every frame is
+written speculatively from data word 0 and kept only if it triggers. The trigger frame is
+the first captured frame.
+
+Per frame, an index entry of 128 bits (least significant first): receive timestamp (64,
+``now`` at the first byte), wire length (16, bytes including the FCS), stored length (16,
+``min(wire length - 4, snaplen)``), flags (16; bit 0: bad FCS) and the data word offset
+(16). Data: the first ``stored length`` bytes packed big-endian into 32-bit words (first
+byte in bits 31..24), each frame starting on a word boundary, the unused bytes of its last
+word zero.
+"""
+
+from amaranth import Module, Signal, Cat, Const, Mux, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In
+
+from . import frame as F
+from .streams import RxStream
+
+__all__ = ["Capture", "STATE_IDLE", "STATE_ARMED", "STATE_CAPTURING", "STATE_DONE",
+           "TRIGGER_ANY", "TRIGGER_FCS", "TRIGGER_NOT_TEST", "SNAPLEN_MIN", "SNAPLEN_MAX",
+           "SNAPLEN_DEFAULT"]
+
+STATE_IDLE, STATE_ARMED, STATE_CAPTURING, STATE_DONE = 0, 1, 2, 3
+TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST = 0, 1, 2
+SNAPLEN_MIN, SNAPLEN_MAX, SNAPLEN_DEFAULT = 16, 1024, 128
+
+
+class Capture(wiring.Component):
+    sink: In(RxStream)
+    now: In(64)
+
+    def __init__(self, bank, prefix, *, data_words=1024, max_frames=32):
+        if not SNAPLEN_MAX // 4 <= data_words <= 65536:
+            raise ValueError(f"Capture: data_words must be {SNAPLEN_MAX // 4}..65536 (one frame of "
+                             f"the largest snaplen must fit), got {data_words}")
+        if not 1 <= max_frames <= 65536:
+            raise ValueError(f"Capture: max_frames must be 1..65536, got {max_frames}")
+        super().__init__()
+        self.data_words, self.max_frames = data_words, max_frames
+        p = f"{prefix}.cap"
+        self._arm = bank.add(f"{p}.arm", 1, "w", doc="write 1: start a new capture (forgets the previous one)")
+        self._trigger = bank.add(f"{p}.trigger", 2, "rw",
+                                 doc="0 first frame after arm, 1 first frame with a bad FCS, "
+                                     "2 first frame that is not a wirespeed test frame (latched at arm)")
+        self._snaplen = bank.add(f"{p}.snaplen", 11, "rw", reset=SNAPLEN_DEFAULT,
+                                 doc=f"bytes stored per frame, {SNAPLEN_MIN}..{SNAPLEN_MAX} (clamped; latched at arm)")
+        self._count = bank.add(f"{p}.count", max_frames.bit_length(), "rw", reset=max_frames,
+                               doc=f"frames to capture from the trigger on, 1..{max_frames} (clamped; latched at arm)")
+        self._frames = bank.add(f"{p}.frames", max_frames.bit_length(), "r", doc="frames captured so far")
+        self._state = bank.add(f"{p}.state", 2, "r",
+                               doc="0 idle, 1 armed (waiting for the trigger), 2 capturing, 3 done")
+        self._index_win = bank.add_memory(
+            f"{p}.index", 128, max_frames,
+            doc="per frame: timestamp ns (bits 0-63), wire length incl. FCS (64-79), stored length "
+                "(80-95), flags (96-111, bit 0 bad FCS), data word offset (112-127)")
+        self._data_win = bank.add_memory(
+            f"{p}.data", 32, data_words,
+            doc="frame bytes, big-endian in 32-bit words, each frame from a word boundary")
+
+    def elaborate(self, platform):
+        m = Module()
+        nwords, nframes = self.data_words, self.max_frames
+        m.submodules.data = data = Memory(shape=unsigned(32), depth=nwords, init=[])
+        m.submodules.index = index = Memory(shape=unsigned(128), depth=nframes, init=[])
+        d_wr, d_rd = data.write_port(), data.read_port()
+        i_wr, i_rd = index.write_port(), index.read_port()
+        m.d.comb += [
+            d_rd.addr.eq(self._data_win.addr), self._data_win.data.eq(d_rd.data),
+            i_rd.addr.eq(self._index_win.addr), self._index_win.data.eq(i_rd.data),
+        ]
+
+        # configuration, latched at arm and clamped to the legal ranges
+        trigger = Signal(2)
+        snaplen = Signal(range(SNAPLEN_MAX + 1), init=SNAPLEN_DEFAULT)
+        count = Signal(range(nframes + 1), init=nframes)
+        snap_words = Signal(range(SNAPLEN_MAX // 4 + 1))
+        m.d.comb += snap_words.eq((snaplen + 3) >> 2)
+
+        state = Signal(2)
+        frames = Signal(range(nframes + 1))
+        wp = Signal(range(nwords + 1))          # first free data word
+        m.d.comb += [self._state.eq(state), self._frames.eq(frames)]
+
+        # the current frame
+        s = self.sink
+        beat = s.valid
+        byte = s.p.data
+        active = Signal()                        # the frame being received is being recorded
+        length = Signal(16)                      # bytes received so far (FCS stripped)
+        stored = Signal(range(SNAPLEN_MAX + 1))  # bytes stored so far
+        start = Signal(range(nwords))            # its first data word
+        ts = Signal(64)
+        word = Signal(32)                        # the data word being filled
+        sig = Signal(8 * F.SIG_LEN)              # the last 16 bytes, first in the top bits
+
+        recording = Signal()
+        m.d.comb += recording.eq((state == STATE_ARMED) | (state == STATE_CAPTURING))
+        act = Signal()
+        m.d.comb += act.eq(Mux(s.p.first, recording, active))
+        cur_len = Signal(16)
+        m.d.comb += cur_len.eq(Mux(s.p.first, 1, length + 1))
+        cur_stored = Signal.like(stored)         # stored bytes before this one
+        m.d.comb += cur_stored.eq(Mux(s.p.first, 0, stored))
+        cur_start = Signal.like(start)
+        m.d.comb += cur_start.eq(Mux(s.p.first, wp, start))
+        cur_ts = Signal(64)
+        m.d.comb += cur_ts.eq(Mux(s.p.first, self.now, ts))
+        store = Signal()
+        m.d.comb += store.eq(beat & act & (cur_stored < snaplen))
+        lane = Signal(2)
+        m.d.comb += lane.eq(cur_stored[:2])
+        new_word = Signal(32)
+        m.d.comb += new_word.eq(Mux(lane == 0, 0, word) | (byte << Cat(Const(0, 3), ~lane)))
+        with m.If(store):
+            m.d.sync += [word.eq(new_word), stored.eq(cur_stored + 1)]
+            with m.If((lane == 3) | s.p.last | (cur_stored + 1 == snaplen)):
+                m.d.comb += [d_wr.en.eq(1), d_wr.addr.eq(cur_start + (cur_stored >> 2)),
+                             d_wr.data.eq(new_word)]
+        with m.If(beat):
+            m.d.sync += [length.eq(cur_len), sig.eq(Cat(byte, sig[:-8]))]
+            with m.If(s.p.first):
+                m.d.sync += [active.eq(recording), start.eq(wp), ts.eq(self.now)]
+                with m.If(~store):
+                    m.d.sync += stored.eq(0)
+
+        # end of frame: does it trigger, and record it
+        full_sig = Signal(8 * F.SIG_LEN)
+        m.d.comb += full_sig.eq(Cat(byte, sig[:-8]))
+        magic, stream, seq, sts, check = (full_sig[112:128], full_sig[96:112], full_sig[64:96],
+                                          full_sig[16:64], full_sig[0:16])
+        is_test = Signal()
+        m.d.comb += is_test.eq((cur_len >= F.SIG_LEN) & (magic == F.SIG_MAGIC) & (
+            check == (F.SIG_CHECK_SEED ^ stream ^ seq[16:] ^ seq[:16] ^ sts[32:] ^ sts[16:32] ^ sts[:16])))
+        fires = Signal()
+        with m.Switch(trigger):
+            with m.Case(TRIGGER_ANY):
+                m.d.comb += fires.eq(1)
+            with m.Case(TRIGGER_FCS):
+                m.d.comb += fires.eq(s.p.error)
+            with m.Case(TRIGGER_NOT_TEST):
+                m.d.comb += fires.eq(~is_test)
+        end = Signal()
+        m.d.comb += end.eq(beat & s.p.last & act)
+        keep = Signal()
+        m.d.comb += keep.eq(end & ((state == STATE_CAPTURING) | fires))
+        used = Signal(range(SNAPLEN_MAX // 4 + 1))
+        final_stored = Signal.like(stored)
+        m.d.comb += [final_stored.eq(Mux(store, cur_stored + 1, cur_stored)),
+                     used.eq((final_stored + 3) >> 2)]
+        next_wp = Signal(range(nwords + 1))
+        m.d.comb += next_wp.eq(cur_start + used)
+        m.d.comb += [
+            i_wr.addr.eq(frames),
+            i_wr.data.eq(Cat(cur_ts, (cur_len + F.FCS)[:16], final_stored.as_unsigned(),
+                             Const(0, 16 - len(final_stored)), s.p.error, Const(0, 15),
+                             cur_start, Const(0, 16 - len(cur_start)))),
+        ]
+        with m.If(keep):
+            m.d.comb += i_wr.en.eq(1)
+            m.d.sync += [frames.eq(frames + 1), wp.eq(next_wp), state.eq(STATE_CAPTURING)]
+            with m.If((frames + 1 >= count) | (nwords - next_wp < snap_words)):
+                m.d.sync += state.eq(STATE_DONE)
+
+        with m.If(self._arm):
+            m.d.sync += [
+                state.eq(STATE_ARMED), frames.eq(0), wp.eq(0), active.eq(0),
+                trigger.eq(self._trigger),
+                snaplen.eq(Mux(self._snaplen < SNAPLEN_MIN, SNAPLEN_MIN,
+                               Mux(self._snaplen > SNAPLEN_MAX, SNAPLEN_MAX, self._snaplen))),
+                count.eq(Mux(self._count == 0, 1, Mux(self._count > nframes, nframes, self._count))),
+            ]
+        return m

@@ -1,0 +1,47 @@
+"""Loading a compiled port program (:class:`wirespeed.streams.CompiledPort`) into a tester's
+multi-stream generator: templates, size table, seed, modifier units, then descriptors
+(last, so a stream is enabled only once everything it uses is in place).
+
+Registers (:mod:`wirespeed.gateware.streamdesc`): ``pN.gen.tmpl`` (8-bit entries, stream s
+byte i at entry ``s * 128 + i``), ``pN.gen.desc`` (256-bit entries, one per stream, unused
+streams 0 = disabled), ``pN.gen.sizes`` (14-bit entries), ``pN.gen.seed`` and
+``pN.mod{j}.{mode,stream,chain,offset,mask,base,step,count,csum}`` (unused units: all 0,
+mode off).
+"""
+
+from __future__ import annotations
+
+from wirespeed.gateware import streamdesc as sd
+
+__all__ = ["write_port_program", "port_program_writes"]
+
+
+def port_program_writes(port: int, compiled) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
+    """What :func:`write_port_program` writes: ``(memories, registers)``, memory window name ->
+    {entry: value} and register name -> value, in writing order."""
+    p = f"p{port}"
+    memories = {f"{p}.gen.tmpl": compiled.template_entries()}
+    if compiled.size_table:
+        memories[f"{p}.gen.sizes"] = dict(compiled.size_table)
+    registers = {f"{p}.gen.seed": compiled.seed}
+    for j, unit in enumerate(compiled.modifiers):
+        for name, _, _ in sd.MOD_FIELDS:
+            registers[f"{p}.mod{j}.{name}"] = unit[name]
+    memories_last = {f"{p}.gen.desc": dict(enumerate(compiled.descriptors()))}
+    return memories | memories_last, registers
+
+
+def write_port_program(device, port: int, compiled) -> None:
+    """Write everything of ``compiled`` to port ``port`` of ``device`` (a
+    :class:`wirespeed.host.device.Device`): templates, size table, seed and modifier units,
+    then the descriptors of all :data:`streamdesc.N_STREAMS` streams (unused ones disabled).
+    The generator should be stopped."""
+    if hasattr(device, "n_ports") and not 0 <= port < device.n_ports:
+        raise ValueError(f"port must be 0..{device.n_ports - 1}, not {port}")
+    memories, registers = port_program_writes(port, compiled)
+    desc_name = f"p{port}.gen.desc"
+    for name, entries in memories.items():
+        if name != desc_name:
+            device.write_memory(name, entries)
+    device.write_many(registers)
+    device.write_memory(desc_name, memories[desc_name])
