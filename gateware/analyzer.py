@@ -30,8 +30,9 @@ Every test frame, good FCS or bad, is also offered once as an event (``ev_valid`
 cycle with ``ev_fcs_err``, ``ev_sid``, ``ev_seq``, ``ev_latency``, ``ev_rx_ns``,
 ``ev_bytes``) to the per-stream statistics (:mod:`wirespeed.gateware.stream_stats`).
 
-Widths: 64-bit counters and sums, a 96-bit sum of squares: none wraps in 24 hours at
-1.488 Mframes/s with latencies up to 4.29 s. The analyzer is always ready: it never
+Widths: 64-bit counters and sums, a 96-bit sum of squares: in 24 hours at 1.488 Mframes/s
+no counter wraps, the sums hold a mean latency up to 143 ms and the sum of squares an RMS
+latency up to 0.78 s (docs/analyzer.md). The analyzer is always ready: it never
 backpressures the MAC. Pipeline: the last byte, then decode, latency definition, count and
 event, square and jitter, one clock each; a new frame may end on every clock.
 """

@@ -265,7 +265,13 @@ class TrafficGenerator(wiring.Component):
         # --- launch and emit --------------------------------------------------------------
         cur = _FrameRegs(self.n_modifiers, "cur")
         go = Signal()
-        m.d.comb += [sched.line_free.eq(~self.busy & ~self.hold), go.eq(sched.go)]
+        # the line is free when the previous frame's wire time (preamble, frame, minimum gap)
+        # has passed: a frame launched earlier would wait inside the MAC, and its timestamp
+        # would no longer be a fixed time before its first bit on the wire
+        wire_left = Signal(15)
+        with m.If(wire_left != 0):
+            m.d.sync += wire_left.eq(wire_left - 1)
+        m.d.comb += [sched.line_free.eq(~self.busy & ~self.hold & (wire_left == 0)), go.eq(sched.go)]
         ts = Signal(48)
         idx = Signal(14)              # byte of the frame on the output
         last_idx = Signal(14)
@@ -274,6 +280,7 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += advance.eq(self.busy & src.ready)
         with m.If(go):
             m.d.sync += [cur.eq(pre), prepared.eq(0), self.busy.eq(1), idx.eq(0),
+                         wire_left.eq(pre.frame_len + F.WIRE_OVERHEAD - 1),
                          last_idx.eq(pre.frame_len - F.FCS - 1), ts.eq(self.now[:48]),
                          live["tx_frames"].eq(live["tx_frames"] + 1),
                          live["tx_bytes"].eq(live["tx_bytes"] + pre.frame_len),

@@ -8,9 +8,12 @@ from amaranth.lib.wiring import In, Out
 
 from . import frame as F
 from .analyzer import Analyzer
+from .capture import Capture
 from .generator import TrafficGenerator
 from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
+from .responder import Responder
+from .stream_stats import StreamStats
 
 __all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS"]
 
@@ -53,6 +56,18 @@ class TesterPort(wiring.Component):
         super().__init__()
         p = f"p{index}"
         self._gen = TrafficGenerator(bank, p)
+        self._lat_def = bank.add(f"{p}.ana.lat_def", 1, "rw",
+                                 doc="latency definition (RFC 1242 3.8): 0 first bit in to first bit out, "
+                                     "1 last bit in to first bit out (store and forward)")
+        self._stream_group = bank.add(f"{p}.ana.stream_group", 12, "rw",
+                                      doc="per-stream statistics count stream ids group*16 .. group*16+15")
+        self._foreign = bank.add(f"{p}.ana.foreign_frames", 64, "r",
+                                 doc="test frames of streams outside stream_group (snapshot)")
+        self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, 16,
+                                            doc="per-stream receive statistics (fields in "
+                                                "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
+        self._resp = Responder(bank, p)
+        self._cap = Capture(bank, p)
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS}
         self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
@@ -93,8 +108,45 @@ class TesterPort(wiring.Component):
             hist.read_addr.eq(self._hist_win.addr), self._hist_win.data.eq(hist.read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
-        wiring.connect(m, gen.source, mac.sink)
+        m.submodules.stats = stats = StreamStats()
+        m.d.comb += [
+            ana.lat_def.eq(self._lat_def),
+            stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
+            stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency), stats.ev_rx_ns.eq(ana.ev_rx_ns),
+            stats.ev_bytes.eq(ana.ev_bytes), stats.stream_group.eq(self._stream_group),
+            stats.clear.eq(self.clear), stats.snapshot.eq(self.snapshot),
+            stats.read_addr.eq(self._streams_win.addr), self._streams_win.data.eq(stats.read_data),
+            self._foreign.eq(stats.foreign_frames_snap),
+        ]
+        m.submodules.resp = resp = self._resp
+        m.submodules.cap = cap = self._cap
+
+        # transmit: generator frames, and between them the responder's (ARP, ND) frames
+        resp_owns = Signal()
+        with m.If(~resp_owns & ~gen.busy & resp.pending):
+            m.d.sync += resp_owns.eq(1)
+        with m.If(resp_owns & resp.source.valid & mac.sink.ready & resp.source.p.last):
+            m.d.sync += resp_owns.eq(0)
+        # after a responder frame the generator waits out its minimum gap, so its next frame
+        # is not held up inside the MAC (which would shift it from its timestamp)
+        resp_gap = Signal(range(F.WIRE_OVERHEAD + 1))
+        with m.If(resp_owns):
+            m.d.sync += resp_gap.eq(F.WIRE_OVERHEAD)
+        with m.Elif(resp_gap != 0):
+            m.d.sync += resp_gap.eq(resp_gap - 1)
+        m.d.comb += gen.hold.eq(resp_owns | resp.pending | (resp_gap != 0))
+        with m.If(resp_owns):
+            m.d.comb += [mac.sink.valid.eq(resp.source.valid), mac.sink.payload.eq(resp.source.payload),
+                         resp.source.ready.eq(mac.sink.ready)]
+        with m.Else():
+            m.d.comb += [mac.sink.valid.eq(gen.source.valid), mac.sink.payload.eq(gen.source.payload),
+                         gen.source.ready.eq(mac.sink.ready)]
+
+        # receive: the analyzer, the responder and the capture all watch the MAC's frames
         wiring.connect(m, mac.source, ana.sink)
+        for watcher in (resp.sink, cap.sink):
+            m.d.comb += [watcher.valid.eq(mac.source.valid), watcher.payload.eq(mac.source.payload)]
+        m.d.comb += [resp.clear.eq(self.clear), cap.now.eq(self.now)]
         wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
 
         with m.If(self.snapshot):

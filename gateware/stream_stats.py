@@ -19,21 +19,30 @@ number arithmetic), so streams run across the 2**32 wrap:
   remembers the ``window`` numbers below ``e``), else out of order, and no longer lost;
 * ``s < e - window``: late (too old to tell; stays counted as lost).
 
+After CLEAR the window below 0 counts as received, so a frame sent before CLEAR counts as a
+duplicate or late, never as negative loss.
+
 Storage: the live table is one memory of ``n_streams`` entries (LUT RAM on ECP5), updated
-read-modify-write in three clocks per event (read, compute, write): events must be
-:data:`MIN_EVENT_SPACING` clocks apart or more (frames are 20 clocks or more).
+read-modify-write over three clocks per event (read, compute, write); events must be
+:data:`MIN_EVENT_SPACING` clocks apart or more (a test frame takes 16 clocks or more).
 
-Snapshot: ``snapshot`` captures every entry and ``foreign_frames`` (``foreign_frames_snap``)
-as of that clock (updates written at its end are not in it) into a shadow table the host
-reads through ``read_addr``/``read_data`` (synchronous: data the clock after the address).
-A sweep copies one entry per clock when no event is being processed; an update of an entry
-the sweep has not copied yet first copies its old value (copy on write). ``copying`` is high
-until the shadow is complete. ``clear`` resets the live table to empty entries in an
-``n_streams``-clock sweep (``clearing``; events meanwhile are dropped), with the same copy
-on write, so a snapshot during a clear is exact too.
+Snapshot: ``snapshot`` captures every entry and ``foreign_frames`` (into
+``foreign_frames_snap``) as of that clock: every event presented on an earlier clock is in
+it, none presented on that clock or later, as the analyzer's port counters. The entries go
+to a shadow table the host reads through ``read_addr``/``read_data`` (synchronous: data the
+clock after the address). A sweep copies one entry per clock when no event is being
+processed; an event that updates an entry the sweep has not copied yet first copies its old
+value (copy on write), and one already in the pipeline at the snapshot lets the sweep copy
+the entry after its write. ``copying`` is high until the shadow is complete.
 
-Widths: 64-bit counters and sums (the 96-bit sum of squares holds 2**64 squares of 32-bit
-latencies): none wraps in 24 hours at 1.488 Mframes/s (1.3e11 frames < 2**37).
+Clear: ``clear`` empties the live table and ``foreign_frames``, as if at once: events from
+that clock until ``clearing`` falls are dropped; the sweep (``n_streams`` clocks, after any
+event in the pipeline) copies on write for a snapshot taken before or with the clear, and a
+snapshot taken during the sweep captures the empty table.
+
+Widths: as the analyzer's: in 24 hours at 1.488 Mframes/s (1.3e11 frames < 2**37) no
+64-bit counter wraps, the 64-bit sums hold a mean latency up to 143 ms and the 96-bit sum of
+squares an RMS latency up to 0.78 s (docs/analyzer.md).
 """
 
 from amaranth import Module, Signal, Const, Mux, signed
@@ -67,8 +76,8 @@ STATS_FIELDS = [
 ENTRY_BITS = sum(bits for _, bits in STATS_FIELDS)
 assert ENTRY_BITS <= 1024
 LAT_MIN_INIT = (1 << 32) - 1
-#: clocks from one event to the next, at least (read, compute, write)
-MIN_EVENT_SPACING = 3
+#: clocks from one event to the next, at least: read, compute, write, and one for the sweeps
+MIN_EVENT_SPACING = 4
 SEQ_BITS = 32
 
 
@@ -110,7 +119,9 @@ class StreamStats(wiring.Component):
         stats = data.StructLayout(dict(STATS_FIELDS))
         live_layout = data.StructLayout({**dict(STATS_FIELDS), "history": window})
         empty = empty_entry()
-        m.submodules.live = live = Memory(shape=live_layout, depth=n, init=[empty] * n)
+        # after CLEAR the window counts as received: only numbers skipped later are lost
+        empty_live = live_layout.const({**empty, "history": (1 << window) - 1})
+        m.submodules.live = live = Memory(shape=live_layout, depth=n, init=[empty_live] * n)
         m.submodules.shadow = shadow = Memory(shape=stats, depth=n, init=[empty] * n)
         rd, wr = live.read_port(), live.write_port()
         sw, host = shadow.write_port(), shadow.read_port()
@@ -207,6 +218,12 @@ class StreamStats(wiring.Component):
             snapshot is not in the shadow yet."""
             return (sweeping | self.snapshot) & ~new_copied.bit_select(index, 1)
 
+        # a snapshot taken while clearing sees the table empty: the clear sweep does not copy
+        # the old values, the snapshot sweep copies the cleared entries when it is done
+        snap_empty = Signal()
+        with m.If(self.snapshot):
+            m.d.sync += snap_empty.eq(self.clearing)
+
         pending = Signal()                             # shadow[pending_addr] <- the read data
         pending_addr = Signal(range(n))
         m.d.sync += pending.eq(0)
@@ -220,7 +237,7 @@ class StreamStats(wiring.Component):
         with m.If(clear_go):
             m.d.comb += rd.addr.eq(clear_ptr)
             m.d.sync += [clear_ptr.eq(clear_ptr + 1), pending_addr.eq(clear_ptr)]
-            with m.If(copy_needed(clear_ptr)):
+            with m.If(copy_needed(clear_ptr) & ~snap_empty):
                 m.d.sync += [pending.eq(1), copied.eq(new_copied | (1 << clear_ptr))]
             with m.If(clear_ptr == n - 1):
                 m.d.sync += self.clearing.eq(0)
@@ -238,7 +255,7 @@ class StreamStats(wiring.Component):
 
         # the live write port: clear sweep, or stage 2 writing the updated entry back
         with m.If(clear_go):
-            m.d.comb += [wr.addr.eq(clear_ptr), wr.data.eq(live_layout.const(empty)), wr.en.eq(1)]
+            m.d.comb += [wr.addr.eq(clear_ptr), wr.data.eq(empty_live), wr.en.eq(1)]
         with m.Elif(p2_valid):
             m.d.comb += [wr.addr.eq(p1_entry), wr.en.eq(1), wr.data.eq(r)]
             with m.If(copy_needed(p1_entry) & ~pre_snapshot):

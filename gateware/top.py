@@ -83,6 +83,8 @@ class SimTop(wiring.Component):
 def build_register_map(n_ports=N_PORTS):
     """The register map of the tester, without generating any HDL."""
     top = SimTop(n_ports)
-    for unused in (top, top.bank, *top.ports):   # declared for their map, never elaborated
+    blocks = [top, top.bank, *top.ports]
+    blocks += [part for port in top.ports for part in vars(port).values() if isinstance(part, wiring.Component)]
+    for unused in blocks:   # declared for their map, never elaborated
         unused._MustUse__silence = True
     return top.register_map

@@ -42,7 +42,7 @@ class TxStreamCounters(wiring.Component):
                      old.eq(Mux(valid.bit_select(self.stream, 1), live_rd.data, 0))]
         with m.If(self.count):
             m.d.comb += [live_wr.addr.eq(self.stream), live_wr.en.eq(1),
-                         live_wr.data.eq(Cat(old[:64] + 1, old[64:] + self.frame_len))]
+                         live_wr.data.eq(Cat((old[:64] + 1)[:64], (old[64:] + self.frame_len)[:64]))]
             m.d.sync += valid.eq(valid | (Const(1, n) << self.stream))
 
         sweeping = Signal()

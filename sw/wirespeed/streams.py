@@ -551,7 +551,9 @@ class PortProgram(BaseModel):
 
         streams = []
         for i, (s, rate) in enumerate(zip(self.streams, rates)):
-            period = -(-Fraction(self.clk_hz) * 2**32 // rate)     # ceil: never above the rate
+            # nearest: within 2**-33 cycles per frame, and a rate given as a float at exactly
+            # line rate lands on the line-rate period whichever way the float rounded
+            period = round(Fraction(self.clk_hz) * 2**32 / rate)
             if not 0 < period < 1 << 64:
                 raise ValueError(f"port {self.port} {self._label(i)}: {float(rate):g} frames/s gives a "
                                  "period outside the generator's 64-bit Q32.32 range")

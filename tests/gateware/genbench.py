@@ -43,7 +43,8 @@ class GenBench:
     def run(self, *, ready=lambda cycle: True, max_cycles=20000, stop_when=None, snapshot_at=None):
         """Write the queued registers, CLEAR, START, and collect frames until the trial
         ends (``p0.gen.running`` low). Returns (frames, info): frames are
-        (bytes, first_flags, launch_cycle) and info has the counters."""
+        (bytes, first_flags, cycle of the first byte: the launch cycle + 1 when the sink is
+        always ready) and info has the counters."""
         gen, bus = self.gen, self.bank.bus
         frames, info = [], {}
 
@@ -61,7 +62,7 @@ class GenBench:
             ctx.set(gen.start, 1)
             await ctx.tick()
             ctx.set(gen.start, 0)
-            cycle, data, firsts, bubbles = 0, None, None, 0
+            cycle, data, firsts, bubbles, first_cycle = 0, None, None, 0, 0
             while cycle < max_cycles:
                 r = int(bool(ready(cycle)))
                 ctx.set(gen.source.ready, r)
@@ -70,11 +71,11 @@ class GenBench:
                     bubbles += 1
                 if valid and r:
                     if ctx.get(gen.source.p.first):
-                        data, firsts = bytearray(), []
+                        data, firsts, first_cycle = bytearray(), [], cycle
                     data.append(ctx.get(gen.source.p.data))
                     firsts.append(ctx.get(gen.source.p.first))
                     if ctx.get(gen.source.p.last):
-                        frames.append((bytes(data), firsts, cycle))
+                        frames.append((bytes(data), firsts, first_cycle))
                         data = None
                 if snapshot_at is not None and cycle == snapshot_at:
                     ctx.set(gen.snapshot, 1)

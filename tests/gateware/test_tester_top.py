@@ -27,6 +27,7 @@ def tester_build():
 @pytest.mark.parametrize("case", [
     "wire_64_line_rate", "wire_odd_sizes_line_rate", "wire_1518_half_rate",
     "loopback_latency_and_pipeline_delay", "rx_counts_fcs_errors_and_foreign_frames",
+    "arp_request_gets_a_reply",
 ])
 def test_tester_top(tester_build, case):
     runner, build_dir = tester_build

@@ -142,3 +142,70 @@ def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):
     record = json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "interrupted" and len(record["trials"]) == 2
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2
+
+
+# wirespeed capture: bad input ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["capture"], "--out"),
+    (["capture", "--out", "x.pcap", "--size", "20"], "--size"),
+    (["capture", "--out", "x.pcap", "--size", "big"], "--size"),
+    (["capture", "--out", "x.pcap", "--size", "imix:aaq"], "--size"),
+    (["capture", "--out", "x.pcap", "--size", "rand:1518-64"], "--size"),
+    (["capture", "--out", "x.pcap", "--trigger", "last"], "--trigger"),
+    (["capture", "--out", "x.pcap", "--trigger", "1"], "--trigger"),
+    (["capture", "--out", "x.pcap", "--rate", "0"], "--rate"),
+    (["capture", "--out", "x.pcap", "--rate", "101"], "--rate"),
+    (["capture", "--out", "x.pcap", "--snaplen", "8"], "--snaplen"),
+    (["capture", "--out", "x.pcap", "--snaplen", "2000"], "--snaplen"),
+    (["capture", "--out", "x.pcap", "--count", "0"], "--count"),
+    (["capture", "--out", "x.pcap", "--port", "-1"], "--port"),
+    (["capture", "--out", "x.pcap", "--target", "tcp://10.0.0.1"], "--target"),
+    (["capture", "--out", "x.pcap"], "--dut"),
+    (["capture", "--out", "x.pcap", "--dut", "toaster"], "--dut"),
+    (["capture", "--out", "/nonexistent-dir/x.pcap", "--dut", "loopback"], "--out"),
+])
+def test_capture_bad_input_is_one_line_and_exit_2(capsys, argv, field):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert_one_line_error(err, field)
+
+
+def test_capture_unreachable_target(capsys, tmp_path):
+    with EtherboneServer() as server:
+        server.silent = True
+        code, out, err = run(capsys, "capture", "--target", server.url, "--out", str(tmp_path / "x.pcap"))
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "--target")
+    assert err.strip().endswith(f"no answer from {server.url} after 3 tries")
+    assert not (tmp_path / "x.pcap").exists()
+
+
+@pytest.mark.parametrize("argv, field, message", [
+    (["--count", "33"], "--count", "1..32 frames"),
+    (["--port", "2"], "--port", "0..1"),
+])
+def test_capture_bad_input_the_tester_decides(capsys, regmap, tmp_path, argv, field, message):
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, out, err = run(capsys, "capture", "--target", server.url, "--out", str(tmp_path / "x.pcap"), *argv)
+    assert code == 2 and out == ""
+    assert_one_line_error(err, field)
+    assert message in err
+    assert not (tmp_path / "x.pcap").exists()
+
+
+def test_capture_against_a_register_file_writes_an_empty_pcap(capsys, regmap, tmp_path):
+    """A server that only stores registers never sends a frame and its capture never leaves
+    idle: the command still ends, writes an empty pcap and says so."""
+    from scapy.utils import rdpcap
+
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, out, err = run(capsys, "capture", "--target", server.url, "--out", str(tmp_path / "x.pcap"),
+                             "--count", "2", "--rate", "100")
+    assert code == 0, err
+    assert out == f"captured 0 frames on port 1 (capture idle: fewer frames than --count): {tmp_path / 'x.pcap'}\n"
+    assert len(rdpcap(str(tmp_path / "x.pcap"))) == 0

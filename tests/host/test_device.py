@@ -3,6 +3,10 @@
 import warnings
 
 import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from wirespeed.gateware.streamdesc import unpack_descriptor
 
 from wirespeed.errors import DeviceError, DeviceMismatch
 from wirespeed.gateware.regmap import MAGIC
@@ -35,11 +39,11 @@ def device(fake, regmap):
 
 
 def test_wide_registers_by_name(device, fake):
-    device.write("p0.gen.period", (84 << 32) | 5)
-    assert fake.get("p0.gen.period") == (84 << 32) | 5
+    device.write("p0.gen.duration", (84 << 32) | 5)
+    assert fake.get("p0.gen.duration") == (84 << 32) | 5
     fake.set("p1.ana.rx_frames", 2**40 + 3)
-    assert device.read_many(["p1.ana.rx_frames", "p0.gen.period"]) == {
-        "p1.ana.rx_frames": 2**40 + 3, "p0.gen.period": (84 << 32) | 5}
+    assert device.read_many(["p1.ana.rx_frames", "p0.gen.duration"]) == {
+        "p1.ana.rx_frames": 2**40 + 3, "p0.gen.duration": (84 << 32) | 5}
 
 
 def test_read_many_is_one_transaction(device, fake):
@@ -72,20 +76,28 @@ def test_connect_refuses_a_mismatch(device, fake, register, value, message):
     assert "\n" not in str(info.value)
 
 
-def test_configure_generator_programs_every_register(device, fake):
+def test_configure_generator_programs_one_stream(device, fake):
     spec = FrameSpec.for_flow(0, 1, 128)
     period = device.configure_generator(0, spec, 844_594.5945945946, duration_ns=10_000_000)
     assert period == 148 << 32
-    expected = {"enable": 1, "frame_len": 128, "period": 148 << 32, "mode": 0, "duration": 1_250_000,
-                "stream_id": 0, "src_mac": 0x020000000001, "dst_mac": 0x020000000002,
-                "src_ip": 0xC6120001, "dst_ip": 0xC6130001, "src_port": 0xC020, "dst_port": 7, "ttl": 10}
-    assert {k: fake.get(f"p0.gen.{k}") for k in expected} == expected
+    assert {k: fake.get(f"p0.gen.{k}") for k in ("enable", "mode", "duration")} == \
+        {"enable": 1, "mode": 0, "duration": 1_250_000}
+    desc = unpack_descriptor(fake.get_entry("p0.gen.desc", 0))
+    assert (desc["enable"], desc["size_mode"], desc["size_a"], desc["period"], desc["stream_id"], desc["hdr_len"]) == \
+        (1, 0, 128, 148 << 32, 0, 42)
+    assert not any(unpack_descriptor(fake.get_entry("p0.gen.desc", s))["enable"] for s in range(1, 16))
+    template = bytes(fake.get_entry("p0.gen.tmpl", i) for i in range(42))
+    frame = template + bytes(128 - 4 - 42)
+    pkt = Ether(frame)
+    assert (pkt.src, pkt.dst, pkt[IP].src, pkt[IP].dst, pkt[IP].ttl, pkt[UDP].sport, pkt[UDP].dport) == \
+        ("02:00:00:00:00:01", "02:00:00:00:00:02", "198.18.0.1", "198.19.0.1", 10, 0xC020, 7)
 
 
 def test_configure_generator_by_count(device, fake):
     device.configure_generator(1, FrameSpec.for_flow(1, 0, 64), 1000.0, count=5000)
-    assert (fake.get("p1.gen.mode"), fake.get("p1.gen.count"), fake.get("p1.gen.stream_id")) == (1, 5000, 1)
-    assert fake.get("p1.gen.src_ip") == 0xC6130001
+    assert (fake.get("p1.gen.mode"), fake.get("p1.gen.count")) == (1, 5000)
+    assert unpack_descriptor(fake.get_entry("p1.gen.desc", 0))["stream_id"] == 1
+    assert bytes(fake.get_entry("p1.gen.tmpl", i) for i in range(26, 30)) == bytes([198, 19, 0, 1])
 
 
 def test_configure_generator_needs_duration_or_count(device):

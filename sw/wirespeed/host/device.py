@@ -130,15 +130,14 @@ class FrameSpec(BaseModel):
         return cls(frame_len=frame_len, src_mac=tester_mac(tx_port), dst_mac=tester_mac(rx_port),
                    src_ip=tester_ip(tx_port), dst_ip=tester_ip(rx_port), stream_id=tx_port)
 
-    def register_values(self) -> dict[str, int]:
-        """Values of the ``pN.gen.*`` frame registers (without the ``pN.gen.`` prefix)."""
-        return {
-            "frame_len": self.frame_len, "stream_id": self.stream_id,
-            "dst_mac": int(self.dst_mac.replace(":", ""), 16),
-            "src_mac": int(self.src_mac.replace(":", ""), 16),
-            "src_ip": int(self.src_ip), "dst_ip": int(self.dst_ip),
-            "src_port": self.src_port, "dst_port": self.dst_port, "ttl": self.ttl,
-        }
+    def to_stream(self):
+        """The same frames as a generator stream (:class:`wirespeed.streams.StreamSpec`)."""
+        from ..streams import SizeSpec, StreamSpec
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BenchmarkRangeWarning)   # warned once, here
+            return StreamSpec(stream_id=self.stream_id, dst_mac=self.dst_mac, src_mac=self.src_mac,
+                              src_ip=self.src_ip, dst_ip=self.dst_ip, src_port=self.src_port,
+                              dst_port=self.dst_port, ttl=self.ttl, size=SizeSpec.fixed(self.frame_len))
 
 
 class Flow(BaseModel):
@@ -545,6 +544,20 @@ class Device:
         values = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, names)
         return {port: PortCounters.from_registers(port, values) for port in range(self.n_ports)}
 
+    def read_stream_stats(self, port: int) -> list[dict[str, int]]:
+        """The per-stream receive statistics of port ``port`` as of the last SNAPSHOT
+        (``pN.ana.streams``): 16 entries, entry i for stream id ``stream_group * 16 + i``,
+        fields per :data:`wirespeed.gateware.stream_stats.STATS_FIELDS` (docs/analyzer.md)."""
+        from wirespeed.gateware.stream_stats import unpack_entry
+        self._check_port(port)
+        return [unpack_entry(value) for value in self.read_memory(f"p{port}.ana.streams")]
+
+    def read_stream_tx(self, port: int) -> list[tuple[int, int]]:
+        """(frames, bytes) sent by each of port ``port``'s generator streams (by stream index,
+        not id) as of the last SNAPSHOT (``pN.gen.stream_tx``)."""
+        self._check_port(port)
+        return [(value & (2**64 - 1), value >> 64) for value in self.read_memory(f"p{port}.gen.stream_tx")]
+
     # generators
 
     def _check_port(self, port: int) -> None:
@@ -559,15 +572,31 @@ class Device:
         self._check_port(port)
         if (duration_ns is None) == (count is None):
             raise ValueError("give exactly one of duration_ns or count")
-        period = rate_to_period(rate_fps, spec.frame_len, self.clk_hz)
-        values = {"enable": 1, "period": period, **spec.register_values()}
+        from ..streams import PortProgram
+        rate_to_period(rate_fps, spec.frame_len, self.clk_hz)          # checks the rate
+        program = PortProgram(port=port, streams=(spec.to_stream(),), rate_fps=rate_fps, clk_hz=self.clk_hz)
+        compiled = program.compile()
+        self.load_program(port, compiled, duration_ns=duration_ns, count=count)
+        return compiled.streams[0].descriptor["period"]
+
+    def load_program(self, port: int, compiled, *, duration_ns: int | None = None, count: int | None = None,
+                     burst_len: int = 0, burst_gap_ns: int = 0) -> None:
+        """Load a compiled port program (:meth:`wirespeed.streams.PortProgram.compile`) into
+        port ``port``'s generator and enable it for ``duration_ns`` of tester time or ``count``
+        frames of all streams together (exactly one of them), optionally in bursts of
+        ``burst_len`` frames back to back separated by ``burst_gap_ns``."""
+        from .program import write_port_program
+        self._check_port(port)
+        if (duration_ns is None) == (count is None):
+            raise ValueError("give exactly one of duration_ns or count")
+        self.write(f"p{port}.gen.enable", 0)
+        write_port_program(self, port, compiled)
+        values = {"burst_len": burst_len, "burst_gap": ns_to_cycles(burst_gap_ns, self.clk_hz)}
         if count is None:
             values |= {"mode": 0, "duration": ns_to_cycles(duration_ns, self.clk_hz)}
         else:
             values |= {"mode": 1, "count": count}
-        names = sorted((f"p{port}.gen.{k}" for k in values), key=lambda n: self.regmap[n].offset)
-        self.write_many({name: values[name.split(".", 2)[2]] for name in names})
-        return period
+        self.write_many({f"p{port}.gen.{k}": v for k, v in values.items()} | {f"p{port}.gen.enable": 1})
 
     def disable_generator(self, port: int) -> None:
         self._check_port(port)
@@ -576,12 +605,19 @@ class Device:
     # trials
 
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int,
-                  histogram: HistogramConfig | None = None) -> TrialResult:
+                  histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:
         """One trial (docs/architecture.md, "Timing of a trial"): every flow's generator sends
         at ``rate_fps`` for ``duration_ns``; after the generators stop, wait ``wait_ns`` of
         tester time for frames still in flight, then snapshot every counter and read the
         receiving ports' latency histograms (binned as ``histogram``, default
-        :class:`HistogramConfig`)."""
+        :class:`HistogramConfig`).
+
+        Each receiving port's per-stream statistics follow the stream group (stream id >> 4)
+        of the first flow sent to it (``pN.ana.stream_group``), and its latency definition is
+        ``lat_def`` (``pN.ana.lat_def``: 0 first bit in to first bit out, 1 store and forward,
+        RFC 1242 3.8)."""
+        if lat_def not in (0, 1):
+            raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         histogram = histogram or HistogramConfig()
         sizes = {flow.spec.frame_len for flow in flows}
         if len(sizes) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
@@ -594,8 +630,12 @@ class Device:
             self._check_port(flow.rx_port)
             period = self.configure_generator(flow.tx_port, flow.spec, rate_fps, duration_ns=duration_ns)
         rx_ports = sorted({flow.rx_port for flow in flows})
+        groups: dict[int, int] = {}
+        for flow in flows:
+            groups.setdefault(flow.rx_port, flow.spec.stream_id >> 4)
         for port in rx_ports:
             self.configure_histogram(port, histogram)
+            self.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
         self.clear()
         started = self.start()
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)

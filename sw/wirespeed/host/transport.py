@@ -292,6 +292,12 @@ class FakeTransport(Transport):
         reg = self.regmap[name]
         return reg.join([self._words[off] for off in reg.word_offsets])
 
+    def get_entry(self, name: str, index: int) -> int:
+        """Entry ``index`` of a memory window (0 where never written)."""
+        reg = self.regmap[name]
+        offsets = reg.word_offsets[index * reg.words:(index + 1) * reg.words]
+        return reg.join([self._words.get(off, 0) for off in offsets])
+
     def transact(self, writes: Sequence[tuple[int, int]] = (), reads: Sequence[int] = ()) -> list[int]:
         self.transactions += 1
         if "time.ns" in self.regmap:

@@ -10,9 +10,13 @@ from cocotb.triggers import ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time, get_time_from_sim_steps
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
 
+from scapy.layers.l2 import ARP, Ether
+
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START
 from wirespeed.gateware.top import build_register_map
+from wirespeed.host.program import port_program_writes
+from wirespeed.streams import PortProgram, StreamSpec
 
 RMAP = build_register_map()
 CLK_NS = 8
@@ -80,19 +84,34 @@ class Tester:
             await RisingEdge(self.dut.clk)
         return reg.join(words)
 
+    async def write_entry(self, name, index, value):
+        reg = RMAP[name]
+        for i, word in enumerate(reg.split(value)):
+            self.dut.csr_addr.value = (reg.offset >> 2) + reg.words * index + i
+            self.dut.csr_w_data.value = word
+            self.dut.csr_w_stb.value = 1
+            await RisingEdge(self.dut.clk)
+            self.dut.csr_w_stb.value = 0
+
     async def send(self, port, frame_len, count, pct=100.0):
-        p = f"p{port}.gen"
-        period = round((frame_len + F.WIRE_OVERHEAD) * 100.0 / pct * 2**32)
-        for name, value in (("frame_len", frame_len), ("period", period), ("mode", 1),
-                            ("count", count), ("enable", 1), ("stream_id", 7)):
-            await self.write(f"{p}.{name}", value)
+        """One Appendix C stream (stream id 7), ``count`` frames at ``pct`` of line rate."""
+        program = PortProgram(port=port, streams=(StreamSpec(stream_id=7, size=str(frame_len)),), rate_pct=pct)
+        memories, registers = port_program_writes(port, program.compile())
+        for name, entries in memories.items():
+            for index, value in entries.items():
+                await self.write_entry(name, index, value)
+        for name, value in registers.items():
+            await self.write(name, value)
+        for name, value in (("mode", 1), ("count", count), ("enable", 1)):
+            await self.write(f"p{port}.gen.{name}", value)
         await self.write("ctrl.cmd", CMD_CLEAR)
         await self.write("ctrl.cmd", CMD_START)
 
     async def counters(self, port):
         await self.write("ctrl.cmd", CMD_SNAPSHOT)
         names = [r.name for r in RMAP if r.depth == 1 and r.access == "r"
-                 and (r.name.startswith(f"p{port}.ana.") or r.name.startswith(f"p{port}.gen.tx"))]
+                 and (r.name.startswith(f"p{port}.ana.") or r.name.startswith(f"p{port}.gen.tx")
+                      or r.name.startswith(f"p{port}.arp."))]
         return {n.split(".", 2)[2]: await self.read(n) for n in names}
 
 
@@ -241,3 +260,30 @@ async def rx_counts_fcs_errors_and_foreign_frames(dut):
     assert c["other_frames"] == 1, c
     assert c["rx_frames"] == 2 and c["rx_bytes"] == 64 + 1518, c
     assert c["seq_errors"] == 1, c          # sequence 1 was lost (it had the bad FCS)
+
+
+@cocotb.test()
+async def arp_request_gets_a_reply(dut):
+    """An ARP request for the port's address, from a cocotbext-eth source on the wire, gets
+    an RFC 826 reply on the port's transmit pins; one for another address gets none."""
+    t = Tester(dut)
+    await t.reset()
+    src = GmiiSource(dut.p0_gmii_rxd, dut.p0_gmii_rx_er, dut.p0_gmii_rx_dv, dut.clk, dut.rst)
+    sink = GmiiSink(dut.p0_gmii_txd, dut.p0_gmii_tx_er, dut.p0_gmii_tx_en, dut.clk, dut.rst)
+    await t.write("p0.arp.mac", 0x020000000001)
+    await t.write("p0.arp.ipv4", 0xC6120001)
+    await t.write("p0.arp.enable", 1)
+    peer = "02:aa:bb:cc:dd:ee"
+    for target in ("198.18.0.99", "198.18.0.1"):
+        req = Ether(dst="ff:ff:ff:ff:ff:ff", src=peer) / ARP(op=1, hwsrc=peer, psrc="198.18.0.254", pdst=target)
+        await src.send(GmiiFrame.from_payload(bytes(req).ljust(60, b"\0")))
+    reply = await sink.recv()
+    assert reply.check_fcs()
+    pkt = Ether(bytes(reply.get_payload()))
+    assert pkt.dst == peer and pkt.src == "02:00:00:00:00:01"
+    assert (pkt[ARP].op, pkt[ARP].hwsrc, pkt[ARP].psrc, pkt[ARP].hwdst, pkt[ARP].pdst) == \
+        (2, "02:00:00:00:00:01", "198.18.0.1", peer, "198.18.0.254")
+    await Timer(2000, unit="ns")
+    assert sink.empty(), "a reply to a request for another address"
+    c = await t.counters(0)
+    assert c["arp_requests"] == 1 and c["arp_replies"] == 1
