@@ -31,7 +31,7 @@ PIPELINE_NS = TX_PIPELINE_NS + RX_PIPELINE_NS
 _ANA_COUNTERS = [
     ("rx_frames", 64, "test frames received with a good FCS"),
     ("rx_bytes", 64, "bytes of those frames, FCS included"),
-    ("seq_errors", 64, "test frames whose sequence number was not the expected one"),
+    ("seq_errors", 64, "test frames of stream_group whose sequence number was not the one their stream expected"),
     ("fcs_errors", 64, "frames received with a bad FCS"),
     ("other_frames", 64, "good frames that are not wirespeed test frames"),
     ("lat_min", 32, "smallest latency, ns (0xffffffff before the first frame)"),
@@ -116,7 +116,7 @@ class TesterPort(wiring.Component):
             stats.ev_bytes.eq(ana.ev_bytes), stats.stream_group.eq(self._stream_group),
             stats.clear.eq(self.clear), stats.snapshot.eq(self.snapshot),
             stats.read_addr.eq(self._streams_win.addr), self._streams_win.data.eq(stats.read_data),
-            self._foreign.eq(stats.foreign_frames_snap),
+            self._foreign.eq(stats.foreign_frames_snap), self._ana_snap["seq_errors"].eq(stats.seq_errors_snap),
         ]
         m.submodules.resp = resp = self._resp
         m.submodules.cap = cap = self._cap
@@ -151,7 +151,8 @@ class TesterPort(wiring.Component):
 
         with m.If(self.snapshot):
             for name, reg in self._ana_snap.items():
-                m.d.sync += reg.eq(getattr(ana, name))
+                if name != "seq_errors":
+                    m.d.sync += reg.eq(getattr(ana, name))
             for name, reg in self._hist_snap.items():
                 m.d.sync += reg.eq(getattr(hist, name))
         return m

@@ -1,7 +1,8 @@
 """Trial timer and stream scheduler of one port (semantics in
 :mod:`wirespeed.gateware.streamdesc`, "Scheduling").
 
-Each stream s has a due time, Q48.32 clock cycles since START: frame k of s is due at
+Each stream s has a due time, Q48.32 clock cycles since the trial's first frame was ready
+to leave (a scan and a prepare, about 21 cycles, after START): frame k of s is due at
 k * period_s. A scan over the streams (one per cycle) finds the earliest-due stream still
 sending (ties: the lower stream) and offers it on ``pick_*`` once a whole pass has seen no
 take; the generator ``take``s it (``take_stream``, ``take_period``: the stream's due time,
@@ -120,10 +121,13 @@ class StreamScheduler(wiring.Component):
         with m.Elif(self.line_free & (gap != 0xFFFFFFFF)):
             m.d.sync += gap.eq(gap + 1)
 
-        with m.If(self.sending):
-            m.d.sync += cycle.eq(cycle + 1)
+        # the trial's clock starts with its first prepared frame (a scan and a prepare after
+        # START), so that frame leaves at cycle 0 and every later one exactly on its due time
+        clock_on = Signal()
+        with m.If(self.sending & (clock_on | self.prepared)):
+            m.d.sync += [cycle.eq(cycle + 1), clock_on.eq(1)]
         with m.If(self.start & self.enable):
-            m.d.sync += [cycle.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
+            m.d.sync += [cycle.eq(0), clock_on.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
                          best_valid.eq(0), self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0)]
         with m.Elif(self.stop):
             m.d.sync += [self.sending.eq(0), self.pick_valid.eq(0)]

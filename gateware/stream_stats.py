@@ -110,6 +110,7 @@ class StreamStats(wiring.Component):
             "clear": In(1), "snapshot": In(1),
             "read_addr": In(range(n_streams)), "read_data": Out(ENTRY_BITS),
             "foreign_frames": Out(64), "foreign_frames_snap": Out(64),
+            "seq_errors": Out(64), "seq_errors_snap": Out(64),
             "clearing": Out(1), "copying": Out(1),
         })
 
@@ -164,6 +165,13 @@ class StreamStats(wiring.Component):
 
         p2_valid = Signal()
         m.d.sync += p2_valid.eq(p1_valid)
+        # port-level sequence errors: good frames of this group whose number is not the one
+        # their stream expects (counted at stage 1; a snapshot adds the one at stage 1 now,
+        # presented on an earlier clock)
+        out_of_seq = Signal()
+        m.d.comb += out_of_seq.eq(p1_valid & ~p1_err & (diff != 0))
+        with m.If(out_of_seq):
+            m.d.sync += self.seq_errors.eq(self.seq_errors + 1)
         in_order, duplicate, reordered, late = (Signal(name=f"p2_{k}") for k in
                                                 ("in_order", "duplicate", "reordered", "late"))
         lost_delta = Signal(signed(SEQ_BITS))
@@ -286,7 +294,8 @@ class StreamStats(wiring.Component):
                 ]
 
         with m.If(self.snapshot):
-            m.d.sync += [sweeping.eq(1), sweep_ptr.eq(0), self.foreign_frames_snap.eq(self.foreign_frames)]
+            m.d.sync += [sweeping.eq(1), sweep_ptr.eq(0), self.foreign_frames_snap.eq(self.foreign_frames),
+                         self.seq_errors_snap.eq(self.seq_errors + out_of_seq)]
         with m.If(self.clear):
-            m.d.sync += [self.clearing.eq(1), clear_ptr.eq(0), self.foreign_frames.eq(0)]
+            m.d.sync += [self.clearing.eq(1), clear_ptr.eq(0), self.foreign_frames.eq(0), self.seq_errors.eq(0)]
         return m

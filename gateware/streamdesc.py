@@ -59,7 +59,8 @@ frame of any random-size stream, in the port's frame order); sequence
 ``pN.gen.sizes[size_table_base + k % size_table_len]`` (an RFC 6985 IMIX genome expanded by
 the host).
 
-Scheduling: stream s's frame k is due ``k * period`` clock cycles (Q32.32) after START;
+Scheduling: stream s's frame k is due ``k * period`` clock cycles (Q32.32) after the trial's
+first frame was ready to leave (about 21 cycles after START);
 the generator sends the earliest-due enabled stream next (ties: the lowest stream), when
 its time has come and the line is free, so a late frame never shifts later ones. Trial end
 (``pN.gen.mode``): 0 duration (a stream sends frame k only if it is due before

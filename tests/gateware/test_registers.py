@@ -84,7 +84,7 @@ def test_map_roundtrip_and_hash():
     again = RegisterMap.from_json(rmap.to_json())
     assert again.hash == rmap.hash and [r.name for r in again] == [r.name for r in rmap]
     for port in range(rmap.n_ports):
-        assert f"p{port}.ana.rx_frames" in rmap and rmap[f"p{port}.gen.period"].width == 64
+        assert f"p{port}.ana.rx_frames" in rmap and rmap[f"p{port}.gen.duration"].width == 64
     doc_only = json.loads(rmap.to_json())
     doc_only["registers"][0]["doc"] = "reworded"
     doc_only.pop("hash")
@@ -108,3 +108,51 @@ def test_malformed_map_and_overlap_rejected():
     with pytest.raises(ValueError, match="declared twice"):
         bank.add("x", 8, "rw")
         bank.register_map()
+
+
+@pytest.mark.parametrize("width", [8, 64, 256])
+def test_read_write_memory_window(width):
+    """A host-written table: every word of every entry lands in the design's memory (32-bit
+    write granularity) and reads back through the window."""
+    from amaranth.lib.memory import Memory
+
+    bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+    bank.add("a.before", 8, "rw")
+    win = bank.add_memory("a.table", width, 8, access="rw")
+    rmap = bank.register_map()
+    m = Module()
+    m.submodules.bank = bank
+    m.submodules.mem = mem = Memory(shape=width, depth=8, init=[])
+    granular = win.words > 1
+    wp = mem.write_port(granularity=32) if granular else mem.write_port()
+    rp = mem.read_port()
+    m.d.comb += [wp.addr.eq(win.w_addr), rp.addr.eq(win.addr), win.data.eq(rp.data)]
+    if granular:
+        m.d.comb += [wp.data.eq(win.w_data.replicate(win.words)), wp.en.eq((win.w_en << win.w_word)[:win.words])]
+    else:
+        m.d.comb += [wp.data.eq(win.w_data), wp.en.eq(win.w_en)]
+    reg = rmap["a.table"]
+    values = [(0x0123456789ABCDEF * (i + 3) ** 7) % (1 << width) for i in range(8)]
+
+    async def bench(ctx):
+        for i, value in enumerate(values):
+            for k, word in enumerate(reg.split(value)):
+                ctx.set(bank.bus.addr, (reg.offset >> 2) + reg.words * i + k)
+                ctx.set(bank.bus.w_data, word)
+                ctx.set(bank.bus.w_stb, 1)
+                await ctx.tick()
+        ctx.set(bank.bus.w_stb, 0)
+        words = []
+        for off in reg.word_offsets:
+            ctx.set(bank.bus.addr, off >> 2)
+            ctx.set(bank.bus.r_stb, 1)
+            await ctx.tick()
+            ctx.set(bank.bus.r_stb, 0)
+            await ctx.tick()
+            words.append(ctx.get(bank.bus.r_data))
+        assert reg.entries(words) == values
+
+    sim = Simulator(m)
+    sim.add_clock(8e-9)
+    sim.add_testbench(bench)
+    sim.run()
