@@ -125,7 +125,7 @@ def _mac(outdir, top):
 
 
 def _sim_top(outdir, top):
-    return [p for p in reversed(write_sim_sources(outdir))], SIM_TOP
+    return write_sim_sources(outdir), SIM_TOP
 
 
 #: name -> (what it is, writer(outdir, top) -> (source files, top module))
@@ -181,7 +181,7 @@ def synthesise(name):
 
 
 def markdown(results):
-    head = ["block", *(col for _cell, col in COLUMNS), "synth s"]
+    head = ["block", *(col for _cell, col in COLUMNS), "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         counts = [str(r["cells"].get(cell, 0)) for cell, _col in COLUMNS]
@@ -195,10 +195,14 @@ def markdown(results):
             f"{cell} {used[cell]}/{cap} ({100 * used[cell] / cap:.0f} %)" for cell, cap in CAPACITY.items())
             + ". LUT4 here counts LUT sites: LUT4 + 2 per CCU2C + 6 per TRELLIS_DPR16X4 (nextpnr packs"
             " each into 3 of a PFU's 4 slices: two RAM slices and the write-port slice).")
-    lines.append("\nMemories (yosys memory_libmap / memory_map):")
+    lines.append("\nMemories, by what yosys mapped them to:")
     for r in results:
+        by_mapping = {}
         for memory, mapping in r["memories"]:
-            lines.append(f"- {r['block']}: `{memory}` -> {mapping}")
+            by_mapping.setdefault(mapping, []).append(memory.split(".", 1)[1].removeprefix("block."))
+        if by_mapping:
+            lines.append(f"- {r['block']}: " + "; ".join(
+                f"{mapping}: {', '.join(sorted(names))}" for mapping, names in sorted(by_mapping.items())))
     return "\n".join(lines)
 
 
