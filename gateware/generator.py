@@ -39,11 +39,6 @@ def _field(entry, name):
     return entry[at:at + bits]
 
 
-def _ones_add(*terms):
-    """Sum of 16-bit terms, wide enough not to overflow (folded later)."""
-    return sum(terms)
-
-
 def _fold(value, width):
     """Ones' complement fold of ``value`` to 16 bits (two end-around carries)."""
     once = value[:16] + value[16:width]
@@ -210,9 +205,9 @@ class TrafficGenerator(wiring.Component):
         ip_sum = Signal(24)
         udp_sum = Signal(24)
         m.d.comb += [
-            ip_sum.eq(_ones_add(_field(d, "ipcsum_base"), Mux(_field(d, "len1_en"), len1, 0), *ip_terms)),
-            udp_sum.eq(_ones_add(_field(d, "udpcsum_base"), Mux(_field(d, "len2_en"), len2, 0),
-                                 Mux(_field(d, "len2_en"), len2, 0), *udp_terms)),
+            # ones' complement sums of 16-bit terms, wide enough not to overflow, folded later
+            ip_sum.eq(sum([_field(d, "ipcsum_base"), Mux(_field(d, "len1_en"), len1, 0), *ip_terms])),
+            udp_sum.eq(sum([_field(d, "udpcsum_base"), Mux(_field(d, "len2_en"), len2 << 1, 0), *udp_terms])),
         ]
         for unit in mods:
             m.d.comb += unit.frame_stream.eq(s)
@@ -301,17 +296,14 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += tmpl_rd.addr.eq(Cat(rd_byte, Mux(go, pre.stream, cur.stream)))
 
         # signature: registered the cycle after launch, check and checksum the cycles after
-        sig_words = Signal(16 * 7)
         check = Signal(16)
-        m.d.comb += sig_words.eq(Cat(ts[:16], ts[16:32], ts[32:48], cur.seq[:16], cur.seq[16:],
-                                     cur.stream_id, Const(F.SIG_MAGIC, 16)))
         m.d.comb += check.eq(F.SIG_CHECK_SEED ^ cur.stream_id ^ cur.seq[16:] ^ cur.seq[:16]
                              ^ ts[32:] ^ ts[16:32] ^ ts[:16])
         signature = Signal(128)       # first byte in the top bits
         m.d.comb += signature.eq(Cat(check, ts[:16], ts[16:32], ts[32:48], cur.seq[:16], cur.seq[16:],
                                      cur.stream_id, Const(F.SIG_MAGIC, 16)))
         sig_sum = Signal(20)
-        m.d.sync += sig_sum.eq(sum(sig_words.word_select(i, 16) for i in range(7)) + check)
+        m.d.sync += sig_sum.eq(sum(signature.word_select(i, 16) for i in range(8)))
         sig_fold = Signal(16)
         m.d.comb += sig_fold.eq(_fold(sig_sum, 20))
         odd = Signal()

@@ -21,7 +21,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["Register", "RegisterMap", "MAGIC", "DATA_WIDTH",
+__all__ = ["Register", "RegisterMap", "MAGIC", "DATA_WIDTH", "pack_fields", "unpack_fields",
            "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 
 #: Value of ``id.magic``: ASCII "WSPD".
@@ -30,6 +30,33 @@ MAGIC = 0x57535044
 CMD_START, CMD_STOP, CMD_CLEAR, CMD_SNAPSHOT = 1, 2, 4, 8
 DATA_WIDTH = 32
 ACCESS = ("r", "rw", "w")
+
+
+def pack_fields(fields, values, what) -> int:
+    """Pack ``values`` (name -> int; missing ones 0) into one integer laid out as ``fields``,
+    a list of (name, bits), least significant first. Raises ValueError naming ``what`` and
+    the field for an unknown name or a value that does not fit."""
+    known = dict(fields)
+    for name in values:
+        if name not in known:
+            raise ValueError(f"{what} has no field {name!r}")
+    value, at = 0, 0
+    for name, bits in fields:
+        v = int(values.get(name, 0))
+        if not 0 <= v < (1 << bits):
+            raise ValueError(f"{what} field {name}: {v} does not fit in {bits} bits")
+        value |= v << at
+        at += bits
+    return value
+
+
+def unpack_fields(fields, value: int) -> dict[str, int]:
+    """The inverse of :func:`pack_fields`."""
+    out, at = {}, 0
+    for name, bits in fields:
+        out[name] = (value >> at) & ((1 << bits) - 1)
+        at += bits
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ Trial end: ``mode`` 0, duration: a stream sends frame k only if it is due before
 frame has left the generator (``line_free`` again).
 """
 
-from amaranth import Module, Signal, Const
+from amaranth import Module, Signal, Const, Mux
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -39,7 +39,7 @@ class StreamScheduler(wiring.Component):
             "burst_len": In(32), "burst_gap": In(32),
             "stream_en": In(n_streams),
             # the pick: the earliest-due stream, for the generator to prepare
-            "pick_valid": Out(1), "pick_stream": Out(range(n_streams)), "pick_due": Out(48),
+            "pick_valid": Out(1), "pick_stream": Out(range(n_streams)),
             "take": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
             "take_due": Out(48),
             # launch of the prepared frame
@@ -85,10 +85,7 @@ class StreamScheduler(wiring.Component):
                     self.pick_valid.eq(best_valid | better),
                     best_valid.eq(0),
                 ]
-                with m.If(better):
-                    m.d.sync += [self.pick_stream.eq(p), self.pick_due.eq(due_p)]
-                with m.Else():
-                    m.d.sync += [self.pick_stream.eq(best), self.pick_due.eq(best_due)]
+                m.d.sync += self.pick_stream.eq(Mux(better, p, best))
                 with m.If(~best_valid & ~better & ~self.prepared):
                     m.d.sync += self.sending.eq(0)      # nothing left to send
             with m.Elif(better):

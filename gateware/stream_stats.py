@@ -50,6 +50,8 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .regmap import unpack_fields
+
 __all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "LAT_MIN_INIT", "MIN_EVENT_SPACING",
            "empty_entry", "unpack_entry"]
 
@@ -88,11 +90,7 @@ def empty_entry() -> dict[str, int]:
 
 def unpack_entry(value: int) -> dict[str, int]:
     """The fields of one ``read_data`` value."""
-    out, at = {}, 0
-    for name, bits in STATS_FIELDS:
-        out[name] = (value >> at) & ((1 << bits) - 1)
-        at += bits
-    return out
+    return unpack_fields(STATS_FIELDS, value)
 
 
 class StreamStats(wiring.Component):

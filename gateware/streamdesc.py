@@ -70,6 +70,8 @@ bursts of ``burst_len``, and a burst starts ``burst_gap`` cycles or more after t
 burst's last frame has left the generator.
 """
 
+from .regmap import pack_fields, unpack_fields
+
 N_STREAMS = 16
 TEMPLATE_BYTES = 128
 N_MODIFIERS = 8
@@ -120,26 +122,11 @@ MOD_FIELDS = [
 def pack_descriptor(**fields) -> int:
     """The 256-bit descriptor entry; missing fields are 0. Raises ValueError naming a field
     that does not fit."""
-    known = dict(DESC_FIELDS)
-    for name in fields:
-        if name not in known:
-            raise ValueError(f"descriptor has no field {name!r}")
-    value, at = 0, 0
-    for name, bits in DESC_FIELDS:
-        v = int(fields.get(name, 0))
-        if not 0 <= v < (1 << bits):
-            raise ValueError(f"descriptor field {name}: {v} does not fit in {bits} bits")
-        value |= v << at
-        at += bits
-    return value
+    return pack_fields(DESC_FIELDS, fields, "descriptor")
 
 
 def unpack_descriptor(value: int) -> dict[str, int]:
-    out, at = {}, 0
-    for name, bits in DESC_FIELDS:
-        out[name] = (value >> at) & ((1 << bits) - 1)
-        at += bits
-    return out
+    return unpack_fields(DESC_FIELDS, value)
 
 
 def xorshift32(x: int) -> int:

@@ -89,14 +89,21 @@ def _parse_positive_duration(text: str) -> int:
     return ns
 
 
-def _parse_resolution(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 100:
-        raise typer.BadParameter(f"a percentage of line rate in (0, 100], e.g. 0.1; not {text!r}")
-    return value
+def _percentage_parser(example: str):
+    """A typer parser for a percentage of line rate in (0, 100]."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value <= 100:
+            raise typer.BadParameter(f"a percentage of line rate in (0, 100], e.g. {example}; not {text!r}")
+        return value
+    return parse
+
+
+_parse_resolution = _percentage_parser("0.1")
+_parse_rate_pct = _percentage_parser("10")
 
 
 def _parse_target(text: str) -> str:
@@ -352,16 +359,6 @@ def _parse_trigger(text: str) -> str:
     if text not in TRIGGERS:
         raise typer.BadParameter(f"one of {', '.join(TRIGGERS)}; not {text!r}")
     return text
-
-
-def _parse_rate_pct(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 100:
-        raise typer.BadParameter(f"a percentage of line rate in (0, 100], e.g. 10; not {text!r}")
-    return value
 
 
 @app.command()

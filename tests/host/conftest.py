@@ -3,12 +3,30 @@
 import pytest
 from ebserver import EtherboneServer
 
+from wirespeed.gateware.regmap import MAGIC
 from wirespeed.gateware.top import build_register_map
+from wirespeed.host.device import Device
+from wirespeed.host.transport import FakeTransport
 
 
 @pytest.fixture(scope="session")
 def regmap():
     return build_register_map()
+
+
+@pytest.fixture
+def fake(regmap):
+    """A register file answering as a tester with this map (identity block filled in)."""
+    fake = FakeTransport(regmap)
+    for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
+                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports}.items():
+        fake.set(name, value)
+    return fake
+
+
+@pytest.fixture
+def device(fake, regmap):
+    return Device(fake, regmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
 
 
 @pytest.fixture

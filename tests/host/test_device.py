@@ -16,26 +16,10 @@ from wirespeed.host.device import (
     CMD_START,
     CMD_STOP,
     BenchmarkRangeWarning,
-    Device,
     Flow,
     FrameSpec,
     PortCounters,
 )
-from wirespeed.host.transport import FakeTransport
-
-
-@pytest.fixture
-def fake(regmap):
-    fake = FakeTransport(regmap)
-    for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
-                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports}.items():
-        fake.set(name, value)
-    return fake
-
-
-@pytest.fixture
-def device(fake, regmap):
-    return Device(fake, regmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
 
 
 def test_wide_registers_by_name(device, fake):

@@ -3,41 +3,20 @@ filled with packed entries, read back and combined."""
 
 import pytest
 
-from wirespeed.gateware.regmap import CMD_SNAPSHOT, MAGIC
+from wirespeed.gateware.regmap import CMD_SNAPSHOT, pack_fields
 from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.gateware.streamdesc import DESC_FIELDS
-from wirespeed.host.device import Device, Flow, FrameSpec
+from wirespeed.host.device import Flow, FrameSpec
 from wirespeed.host.streamstats import StreamRef, StreamResult, stream_refs, stream_results, tail_loss
-from wirespeed.host.transport import FakeTransport
 from wirespeed.streams import PortProgram, StreamSpec
 
 
 def pack_entry(**fields) -> int:
-    values = empty_entry() | fields
-    value, at = 0, 0
-    for name, bits in STATS_FIELDS:
-        assert values[name] < 1 << bits
-        value |= values[name] << at
-        at += bits
-    return value
+    return pack_fields(STATS_FIELDS, empty_entry() | fields, "stream entry")
 
 
 def pack_tx(frames: int, nbytes: int) -> int:
     return frames | nbytes << 64
-
-
-@pytest.fixture
-def fake(regmap):
-    fake = FakeTransport(regmap)
-    for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
-                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports}.items():
-        fake.set(name, value)
-    return fake
-
-
-@pytest.fixture
-def device(fake, regmap):
-    return Device(fake, regmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
 
 
 def test_pack_matches_unpack():
