@@ -24,7 +24,7 @@ frames with a good FCS, and the latency of every good test frame as min, max, su
 squares in ns, and jitter as the sum of |latency - previous latency| over consecutive test
 frames (RFC 4689 3.2.5 / RFC 3550 style mean absolute delay variation = jitter_sum /
 (frames - 1)). Each good test frame's latency is also offered on ``lat_sample``/``lat_value``
-(for the histogram).
+with its stream id on ``lat_sid`` (for the per-stream histograms).
 
 Every test frame, good FCS or bad, is also offered once as an event (``ev_valid`` for one
 cycle with ``ev_fcs_err``, ``ev_sid``, ``ev_seq``, ``ev_latency``, ``ev_rx_ns``,
@@ -74,6 +74,7 @@ class Analyzer(wiring.Component):
     jitter_sum: Out(64)
     lat_sample: Out(1)
     lat_value: Out(32)
+    lat_sid: Out(16)
 
     ev_valid: Out(1)
     ev_fcs_err: Out(1)
@@ -159,7 +160,7 @@ class Analyzer(wiring.Component):
         s2 = Signal()
         m.d.sync += s2.eq(c_valid & ~c_err & c_test)
         with m.If(c_valid):
-            m.d.sync += self.lat_value.eq(c_lat)
+            m.d.sync += [self.lat_value.eq(c_lat), self.lat_sid.eq(c_sid)]
         have_prev = Signal()
         prev = Signal(32)
         square = Signal(64)

@@ -2,7 +2,7 @@
 their registers (``pN.gen.*``, ``pN.modJ.*``, ``pN.ana.*``) declared in the tester's
 register bank."""
 
-from amaranth import Module, Signal
+from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -15,9 +15,11 @@ from .mac import EthMAC, GMIISignature
 from .responder import Responder
 from .stream_stats import StreamStats
 
-__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS"]
+__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS"]
 
 HIST_BINS = 1024
+#: latency histograms per port: one per stream of the stream group (as many as StreamStats has)
+HIST_STREAMS = 16
 
 #: Fixed delay from a frame's transmit timestamp to the clock edge at which its first byte
 #: after the SFD is sampled on the GMII TX pins (generator start, LiteEth TX path).
@@ -73,21 +75,31 @@ class TesterPort(wiring.Component):
         self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
         self._hist_shift = bank.add(f"{p}.ana.hist_shift", 5, "rw", reset=3,
                                     doc="histogram bin width is 2**hist_shift ns")
-        self._hist_snap = {name: bank.add(f"{p}.ana.hist_{name}", 64, "r", doc=doc + " (snapshot)")
-                           for name, doc in (("underflow", "latencies below hist_offset"),
-                                             ("overflow", "latencies beyond the last bin"))}
+        self._hist_snap = {name: bank.add(f"{p}.ana.hist_{name}", bits, "r", doc=doc + " (snapshot)")
+                           for name, bits, doc in (
+                               ("underflow", 64, "latencies below hist_offset, all streams"),
+                               ("overflow", 64, "latencies beyond the last bin, all streams"),
+                               ("used", HIST_STREAMS, "bit i: stream i of stream_group has latency samples"))}
         self._hist_clearing = bank.add(f"{p}.ana.hist_clearing", 1, "r",
-                                       doc="1 while CLEAR zeroes the histogram (1024 cycles; live)")
+                                       doc=f"1 while CLEAR zeroes the histograms ({HIST_STREAMS * HIST_BINS} "
+                                           "cycles; live)")
+        self._hist_stream = bank.add(f"{p}.ana.hist_stream", (HIST_STREAMS - 1).bit_length(), "rw",
+                                     doc="the stream (index in stream_group) whose histogram hist shows")
         self._hist_win = bank.add_memory(
             f"{p}.ana.hist", 40, HIST_BINS,
-            doc=f"latency histogram, {HIST_BINS} bins of 40-bit frame counts (live: read when traffic has stopped)")
+            doc=f"latency histogram of stream hist_stream, {HIST_BINS} bins of 40-bit frame counts "
+                "(live: read when traffic has stopped)")
+        self._hist_uo_win = bank.add_memory(
+            f"{p}.ana.hist_uo", 40, 2 * HIST_STREAMS,
+            doc="per stream i: entry 2i its latencies below hist_offset, entry 2i+1 beyond the last bin "
+                "(live)")
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.gen = gen = self._gen
         m.submodules.mac = mac = EthMAC()
         m.submodules.ana = ana = Analyzer()
-        m.submodules.hist = hist = Histogram(HIST_BINS)
+        m.submodules.hist = hist = Histogram(HIST_BINS, HIST_STREAMS)
 
         # A START while CLEAR is still zeroing the histogram waits for the sweep to end, so no
         # latency sample is lost whatever the host's timing (every port clears in step).
@@ -103,14 +115,17 @@ class TesterPort(wiring.Component):
             gen.snapshot.eq(self.snapshot), gen.now.eq(self.now),
             ana.now.eq(self.now), ana.clear.eq(self.clear),
             gen.running_extra.eq(pending),
-            hist.sample.eq(ana.lat_sample), hist.value.eq(ana.lat_value), hist.clear.eq(self.clear),
+            hist.value.eq(ana.lat_value), hist.stream.eq(ana.lat_sid), hist.clear.eq(self.clear),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
-            hist.read_addr.eq(self._hist_win.addr), self._hist_win.data.eq(hist.read_data),
+            hist.read_addr.eq(Cat(self._hist_win.addr, self._hist_stream)), self._hist_win.data.eq(hist.read_data),
+            hist.uo_read_addr.eq(self._hist_uo_win.addr), self._hist_uo_win.data.eq(hist.uo_read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
-        m.submodules.stats = stats = StreamStats()
+        m.submodules.stats = stats = StreamStats(HIST_STREAMS)
         m.d.comb += [
             ana.lat_def.eq(self._lat_def),
+            # the histograms follow the per-stream statistics' stream group
+            hist.sample.eq(ana.lat_sample & (ana.lat_sid[(HIST_STREAMS - 1).bit_length():] == self._stream_group)),
             stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
             stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency), stats.ev_rx_ns.eq(ana.ev_rx_ns),
             stats.ev_bytes.eq(ana.ev_bytes), stats.stream_group.eq(self._stream_group),

@@ -128,6 +128,7 @@ def script_trial(fake, tx, rx, running_for_ns=0):
             # half at 900 ns, half at 1100 ns, alternating; default bins of 64 ns
             fake.set("p1.ana.lat_sq_sum", rx // 2 * (900**2 + 1100**2))
             fake.set("p1.ana.jitter_sum", max(0, rx - 1) * 200)
+            fake.set("p1.ana.hist_used", 1)                    # stream 0 has samples
             fake.set_entry("p1.ana.hist", 900 // 64, rx // 2)
             fake.set_entry("p1.ana.hist", 1100 // 64, rx - rx // 2)
             fake.set("p1.ana.first_rx_ns", 5_000)

@@ -91,3 +91,42 @@ def test_rate_precision(tester, size, pct, record_property):
     print(f"{size} B at {pct} %: {want:.3f} fps wanted, {measured:.3f} measured, {ppm:+.3f} ppm")
     assert abs(ppm) < 1.0
     assert counters[1].rx_frames == c.tx_frames
+
+
+def test_per_stream_latency_histograms(tester):
+    """Four streams of different sizes through a store-and-forward router with jitter: each
+    stream's latency differs by its frame's reception time, so each histogram is its own. Every
+    stream's histogram holds exactly its received frames, inside its [min, max] latency from
+    the per-stream statistics, and the port's distribution is their sum."""
+    from wirespeed.host.device import HistogramConfig
+    from wirespeed.host.streamstats import stream_results
+
+    dev = tester("router:rate=1000000,queue=512,latency=2us,jitter=1us,seed=3")
+    sizes = (64, 256, 1024, 1518)
+    program = PortProgram(port=0, streams=tuple(StreamSpec(size=s) for s in sizes), rate_pct=40)
+    config = HistogramConfig(offset_ns=2_000, shift=4)          # 16 ns bins, 2.0 .. 18.4 us
+    dev.configure_histogram(1, config)
+    counters, _, _ = run(dev, {0: program}, count=4_000)
+    assert counters[1].rx_frames == 4_000 and counters[1].hist_underflow == counters[1].hist_overflow == 0
+    results = stream_results(dev, [(0, 1)], snapshot=False, histogram=config)
+    assert [r.stream_id for r in results] == [0, 1, 2, 3]
+    lows = []
+    for size, r in zip(sizes, results):
+        h = r.histogram
+        assert r.rx_frames == r.tx_frames == 1_000 and r.lost == 0
+        assert h.total == r.rx_frames, (size, h.total, r.rx_frames)
+        low, high = min(h.counts), max(h.counts)
+        assert config.offset_ns + low * 16 <= r.latency_min_ns < config.offset_ns + (low + 1) * 16
+        assert config.offset_ns + high * 16 <= r.latency_max_ns < config.offset_ns + (high + 1) * 16
+        mean = sum((config.offset_ns + (i + 0.5) * 16) * n for i, n in h.counts.items()) / h.total
+        assert abs(mean - r.latency_avg_ns) <= 8, (size, mean, r.latency_avg_ns)
+        assert r.percentiles_ns["p50"] is not None
+        lows.append(r.latency_min_ns)
+    # a bigger frame takes longer to receive before the router forwards it: 8 ns per byte
+    assert lows == sorted(lows) and lows[3] - lows[0] >= 8 * (1518 - 64) - 1_000
+    port = dev.read_histogram(1, config, counters[1])
+    summed = {}
+    for r in results:
+        for i, n in r.histogram.counts.items():
+            summed[i] = summed.get(i, 0) + n
+    assert port.counts == summed and port.total == 4_000

@@ -531,10 +531,33 @@ class Device:
         self._check_port(port)
         self.write_many({f"p{port}.ana.hist_offset": config.offset_ns, f"p{port}.ana.hist_shift": config.shift})
 
+    def read_stream_histograms(self, port: int, config: HistogramConfig) -> dict[int, LatencyHistogram]:
+        """The latency histograms of port ``port``'s streams that had latency samples, by index
+        in its stream group (``pN.ana.hist_used``, as of the last SNAPSHOT), binned as
+        ``config`` (what :meth:`configure_histogram` set). Read when traffic has stopped."""
+        self._check_port(port)
+        used = self.read(f"p{port}.ana.hist_used")
+        uo = self.read_memory(f"p{port}.ana.hist_uo")
+        window = self.regmap[f"p{port}.ana.hist"]
+        result = {}
+        for stream in range(len(uo) // 2):
+            if not used >> stream & 1:
+                continue
+            select = self.regmap[f"p{port}.ana.hist_stream"]
+            words = self.transport.transact([(select.offset, stream)], window.word_offsets)
+            bins = window.entries(words)
+            result[stream] = LatencyHistogram(offset_ns=config.offset_ns, bin_ns=config.bin_ns,
+                                              counts={i: n for i, n in enumerate(bins) if n},
+                                              underflow=uo[2 * stream], overflow=uo[2 * stream + 1])
+        return result
+
     def read_histogram(self, port: int, config: HistogramConfig, counters: PortCounters) -> LatencyHistogram:
-        bins = self.read_memory(f"p{port}.ana.hist")
-        return LatencyHistogram(offset_ns=config.offset_ns, bin_ns=config.bin_ns,
-                                counts={i: n for i, n in enumerate(bins) if n},
+        """Port ``port``'s latency distribution: the sum of its streams' histograms."""
+        counts: dict[int, int] = {}
+        for hist in self.read_stream_histograms(port, config).values():
+            for index, n in hist.counts.items():
+                counts[index] = counts.get(index, 0) + n
+        return LatencyHistogram(offset_ns=config.offset_ns, bin_ns=config.bin_ns, counts=dict(sorted(counts.items())),
                                 underflow=counters.hist_underflow, overflow=counters.hist_overflow)
 
     def snapshot_counters(self) -> dict[int, PortCounters]:

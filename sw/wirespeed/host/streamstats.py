@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
+from .device import PERCENTILES, HistogramConfig, LatencyHistogram
+
 __all__ = ["StreamRef", "StreamResult", "stream_results", "stream_refs", "tail_loss"]
 
 SEQ_MOD = 1 << 32
@@ -62,6 +64,10 @@ class StreamResult(BaseModel):
     jitter_ns: float | None = Field(None, description="mean |latency - previous latency| (RFC 4689 3.2.5)")
     first_rx_ns: int | None = None
     last_rx_ns: int | None = None
+    histogram: LatencyHistogram | None = Field(None, description="this stream's latency histogram, when read")
+    percentiles_ns: dict[str, int | None] = Field(
+        default_factory=dict, description="p50, p90, p99, p99.9 from the histogram, at its bin resolution "
+                                          "(upper bin edge; None outside its range)")
 
     @computed_field
     @property
@@ -133,7 +139,8 @@ def _check_port(device, port: int) -> None:
         raise ValueError(f"port must be 0..{device.n_ports - 1}, not {port}")
 
 
-def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True) -> list[StreamResult]:
+def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True,
+                   histogram: HistogramConfig | None = None) -> list[StreamResult]:
     """Per-stream results of the streams named by ``flows_or_pairs`` (each a
     :class:`wirespeed.host.device.Flow`, a ``(tx_port, rx_port)`` pair or a
     :class:`StreamRef`), from ``pN.gen.stream_tx`` of the sending ports and ``pN.ana.streams``
@@ -142,7 +149,11 @@ def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True) -
     ``snapshot``: first write SNAPSHOT (every counter at one instant; harmless after a trial,
     whose counters no longer move), then read; False reads the windows of the last snapshot
     (e.g. right after :meth:`Device.run_trial`). Raises ValueError for a stream whose id is
-    outside the receiving port's ``stream_group`` (its frames count as foreign there)."""
+    outside the receiving port's ``stream_group`` (its frames count as foreign there).
+
+    ``histogram``: the binning the receiving ports' histograms were configured with (e.g. the
+    one given to ``run_trial``); then each stream's latency histogram is read too (traffic must
+    have stopped) and its percentiles filled in."""
     refs = stream_refs(device, flows_or_pairs)
     if not refs:
         return []
@@ -159,5 +170,13 @@ def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True) -
         device.write("ctrl.cmd", CMD_SNAPSHOT)
     tx = {p: device.read_stream_tx(p) for p in sorted({r.tx_port for r in refs})}
     rx = {p: device.read_stream_stats(p) for p in rx_ports}
-    return [StreamResult.from_entries(ref, tx[ref.tx_port][ref.tx_index], rx[ref.rx_port][ref.stream_id & 15])
-            for ref in refs]
+    results = [StreamResult.from_entries(ref, tx[ref.tx_port][ref.tx_index], rx[ref.rx_port][ref.stream_id & 15])
+               for ref in refs]
+    if histogram is not None:
+        hists = {p: device.read_stream_histograms(p, histogram) for p in rx_ports}
+        for ref, result in zip(refs, results):
+            hist = hists[ref.rx_port].get(ref.stream_id & 15)
+            if hist is not None:
+                result.histogram = hist
+                result.percentiles_ns = {f"p{q:g}": hist.percentile(q) for q in PERCENTILES}
+    return results
