@@ -19,7 +19,7 @@ counters hold 24 hours at 1.488 Mframes/s in one bin. The host reads the bins th
 ``uo_read_addr``/``uo_read_data``, second read ports.
 """
 
-from amaranth import Cat, Module, Signal, unsigned
+from amaranth import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -61,31 +61,33 @@ class Histogram(wiring.Component):
         m.d.comb += [above.eq(self.value - self.offset), index.eq(above >> self.shift)]
         s1, s2 = Signal(), Signal()          # a bin update is in stage 1 / 2
         u1, u2 = Signal(), Signal()          # an underflow/overflow update is in stage 1 / 2
-        bin_addr = Signal(range(self.streams * self.bins))
-        uo_addr = Signal(range(2 * self.streams))
+        bin_addr = Signal(range(self.streams * self.bins))    # a bin, or 2 * stream + (0 under, 1 over)
         m.d.sync += [s1.eq(0), s2.eq(s1), u1.eq(0), u2.eq(u1)]
         with m.If(self.sample & ~self.clearing):
             m.d.sync += self.used.eq(self.used | (1 << self.stream))
             with m.If(self.value < self.offset):
-                m.d.sync += [self.underflow.eq(self.underflow + 1), u1.eq(1), uo_addr.eq(Cat(0, self.stream))]
+                m.d.sync += [self.underflow.eq(self.underflow + 1), u1.eq(1), bin_addr.eq(Cat(0, self.stream))]
             with m.Elif(index >= self.bins):
-                m.d.sync += [self.overflow.eq(self.overflow + 1), u1.eq(1), uo_addr.eq(Cat(1, self.stream))]
+                m.d.sync += [self.overflow.eq(self.overflow + 1), u1.eq(1), bin_addr.eq(Cat(1, self.stream))]
             with m.Else():
                 m.d.sync += [s1.eq(1), bin_addr.eq(Cat(index[:(self.bins - 1).bit_length()], self.stream))]
-        # stage 1: read the counter; stage 2: write it back incremented
-        m.d.comb += [rd.addr.eq(bin_addr), uo_rd.addr.eq(uo_addr)]
+        # stage 1: read the counter; stage 2: write it back incremented. The update's read and
+        # write share one address (held from stage 0, or the clear sweep). (yosys 0.70 still
+        # keeps a second copy of the block RAM for the host's read port: docs/performance.md.)
         sweep = Signal(range(self.streams * self.bins))
+        addr = Signal.like(sweep)
+        m.d.comb += [addr.eq(Mux(self.clearing, sweep, bin_addr)),
+                     rd.addr.eq(addr), wr.addr.eq(addr), uo_rd.addr.eq(addr), uo_wr.addr.eq(addr)]
         with m.If(self.clearing):
-            m.d.comb += [wr.addr.eq(sweep), wr.data.eq(0), wr.en.eq(1),
-                         uo_wr.addr.eq(sweep), uo_wr.data.eq(0), uo_wr.en.eq(sweep < 2 * self.streams)]
+            m.d.comb += [wr.data.eq(0), wr.en.eq(1), uo_wr.data.eq(0), uo_wr.en.eq(sweep < 2 * self.streams)]
             m.d.sync += sweep.eq(sweep + 1)
             with m.If(sweep == self.streams * self.bins - 1):
                 m.d.sync += self.clearing.eq(0)
         with m.Else():
             with m.If(s2):
-                m.d.comb += [wr.addr.eq(bin_addr), wr.data.eq(rd.data + 1), wr.en.eq(1)]
+                m.d.comb += [wr.data.eq(rd.data + 1), wr.en.eq(1)]
             with m.If(u2):
-                m.d.comb += [uo_wr.addr.eq(uo_addr), uo_wr.data.eq(uo_rd.data + 1), uo_wr.en.eq(1)]
+                m.d.comb += [uo_wr.data.eq(uo_rd.data + 1), uo_wr.en.eq(1)]
 
         with m.If(self.clear):
             m.d.sync += [self.clearing.eq(1), sweep.eq(0), self.underflow.eq(0), self.overflow.eq(0),

@@ -36,7 +36,7 @@ from wirespeed.gateware.generator import TrafficGenerator
 from wirespeed.gateware.histogram import Histogram
 from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
 from wirespeed.gateware.modifier import Modifier
-from wirespeed.gateware.port import HIST_BINS, TesterPort
+from wirespeed.gateware.port import HIST_BINS, HIST_STREAMS, TesterPort
 from wirespeed.gateware.prng import RandomRange
 from wirespeed.gateware.registers import CSRBusSignature, RegisterBank
 from wirespeed.gateware.responder import Responder
@@ -137,7 +137,7 @@ BLOCKS = {
     "prng": ("RandomRange, one per modifier + 1 (in the generator)", _amaranth(RandomRange)),
     "txcounters": ("TxStreamCounters (in the generator)", _amaranth(TxStreamCounters)),
     "analyzer": ("Analyzer", _amaranth(Analyzer)),
-    "histogram": (f"Histogram({HIST_BINS})", _amaranth(lambda: Histogram(HIST_BINS))),
+    "histogram": (f"Histogram({HIST_BINS}, {HIST_STREAMS})", _amaranth(lambda: Histogram(HIST_BINS, HIST_STREAMS))),
     "stream_stats": ("StreamStats (16 streams)", _amaranth(StreamStats)),
     "responder": ("Responder (ARP, ND) with its register bank",
                   _amaranth(lambda: _WithBank(lambda bank: Responder(bank, "p0")))),
