@@ -15,11 +15,15 @@ from .mac import EthMAC, GMIISignature
 from .responder import Responder
 from .stream_stats import StreamStats
 
-__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS"]
+__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS", "GROUP_STREAMS"]
 
 HIST_BINS = 1024
-#: latency histograms per port: one per stream of the stream group (as many as StreamStats has)
+#: streams of a port's stream group (per-stream statistics)
+GROUP_STREAMS = 16
+#: latency histograms per port, one for each of the group's first HIST_STREAMS streams (a power
+#: of two up to GROUP_STREAMS; the build's block RAM budget, docs/performance.md)
 HIST_STREAMS = 16
+GROUP_BITS = (GROUP_STREAMS - 1).bit_length()
 
 #: Fixed delay from a frame's transmit timestamp to the clock edge at which its first byte
 #: after the SFD is sampled on the GMII TX pins (generator start, LiteEth TX path).
@@ -54,7 +58,10 @@ class TesterPort(wiring.Component):
     now: In(64)
     gmii: Out(GMIISignature)
 
-    def __init__(self, bank, index):
+    def __init__(self, bank, index, *, hist_streams=HIST_STREAMS):
+        if not 1 <= hist_streams <= GROUP_STREAMS or hist_streams & (hist_streams - 1):
+            raise ValueError(f"hist_streams must be a power of two from 1 to {GROUP_STREAMS}, not {hist_streams}")
+        self._hist_streams = hs = hist_streams
         super().__init__()
         p = f"p{index}"
         self._gen = TrafficGenerator(bank, p)
@@ -79,18 +86,18 @@ class TesterPort(wiring.Component):
                            for name, bits, doc in (
                                ("underflow", 64, "latencies below hist_offset, all streams"),
                                ("overflow", 64, "latencies beyond the last bin, all streams"),
-                               ("used", HIST_STREAMS, "bit i: stream i of stream_group has latency samples"))}
+                               ("used", hs, "bit i: stream i of stream_group has latency samples"))}
         self._hist_clearing = bank.add(f"{p}.ana.hist_clearing", 1, "r",
-                                       doc=f"1 while CLEAR zeroes the histograms ({HIST_STREAMS * HIST_BINS} "
+                                       doc=f"1 while CLEAR zeroes the histograms ({hs * HIST_BINS} "
                                            "cycles; live)")
-        self._hist_stream = bank.add(f"{p}.ana.hist_stream", (HIST_STREAMS - 1).bit_length(), "rw",
+        self._hist_stream = bank.add(f"{p}.ana.hist_stream", max(1, (hs - 1).bit_length()), "rw",
                                      doc="the stream (index in stream_group) whose histogram hist shows")
         self._hist_win = bank.add_memory(
             f"{p}.ana.hist", 40, HIST_BINS,
             doc=f"latency histogram of stream hist_stream, {HIST_BINS} bins of 40-bit frame counts "
                 "(live: read when traffic has stopped)")
         self._hist_uo_win = bank.add_memory(
-            f"{p}.ana.hist_uo", 40, 2 * HIST_STREAMS,
+            f"{p}.ana.hist_uo", 40, 2 * hs,
             doc="per stream i: entry 2i its latencies below hist_offset, entry 2i+1 beyond the last bin "
                 "(live)")
 
@@ -99,7 +106,7 @@ class TesterPort(wiring.Component):
         m.submodules.gen = gen = self._gen
         m.submodules.mac = mac = EthMAC()
         m.submodules.ana = ana = Analyzer()
-        m.submodules.hist = hist = Histogram(HIST_BINS, HIST_STREAMS)
+        m.submodules.hist = hist = Histogram(HIST_BINS, self._hist_streams)
 
         # A START while CLEAR is still zeroing the histogram waits for the sweep to end, so no
         # latency sample is lost whatever the host's timing (every port clears in step).
@@ -117,15 +124,17 @@ class TesterPort(wiring.Component):
             gen.running_extra.eq(pending),
             hist.value.eq(ana.lat_value), hist.stream.eq(ana.lat_sid), hist.clear.eq(self.clear),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
-            hist.read_addr.eq(Cat(self._hist_win.addr, self._hist_stream)), self._hist_win.data.eq(hist.read_data),
+            hist.read_addr.eq(Cat(self._hist_win.addr, self._hist_stream[:(self._hist_streams - 1).bit_length()])),
+            self._hist_win.data.eq(hist.read_data),
             hist.uo_read_addr.eq(self._hist_uo_win.addr), self._hist_uo_win.data.eq(hist.uo_read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
-        m.submodules.stats = stats = StreamStats(HIST_STREAMS)
+        m.submodules.stats = stats = StreamStats(GROUP_STREAMS)
         m.d.comb += [
             ana.lat_def.eq(self._lat_def),
             # the histograms follow the per-stream statistics' stream group
-            hist.sample.eq(ana.lat_sample & (ana.lat_sid[(HIST_STREAMS - 1).bit_length():] == self._stream_group)),
+            hist.sample.eq(ana.lat_sample & (ana.lat_sid[GROUP_BITS:] == self._stream_group)
+                           & (ana.lat_sid[:GROUP_BITS] < self._hist_streams)),
             stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
             stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency), stats.ev_rx_ns.eq(ana.ev_rx_ns),
             stats.ev_bytes.eq(ana.ev_bytes), stats.stream_group.eq(self._stream_group),
