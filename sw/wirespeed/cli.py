@@ -26,18 +26,26 @@ from typer.main import get_command
 from . import __version__
 from .errors import WirespeedError
 from .ethernet import MAX_FRAME, MIN_FRAME
-from .host.device import Device, TrialResult
+from .calibration import RFC_SIZES, Calibration, CalibrationError, load_calibration, run_calibration
+from .host.device import Device, LearningResult, PortAddress, TrialResult
 from .host.transport import EtherboneTransport, Transport, open_target, parse_udp_url
-from .results import ResultsWriter, RunHeader
-from .rfc2544.throughput import ThroughputConfig, ThroughputObserver, ThroughputResult, run_throughput
-from .units import parse_duration
+from .latency import DEFINITION_NAMES
+from .results import ResultsWriter, RunHeader, atomic_write_text
+from .rfc2544.throughput import (LearningConfig, ThroughputConfig, ThroughputObserver, ThroughputResult,
+                                 run_throughput)
+from .units import format_duration, parse_duration
 
 __all__ = ["app", "main", "InputError"]
 
 TESTS = ("throughput",)
-SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000}  # ns: scaled down for simulation speed
-BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000}  # ns: RFC 2544 sections 23, 24
+SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000}  # ns: scaled down for simulation speed
+BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000, "settle": 2_000_000_000}  # ns: RFC 2544 23, 24
+# calibration trials on a cable: short (the delay is constant), a short wait (nothing is queued)
+CAL_SIM_DEFAULTS = {"trial": 1_000_000, "wait": 100_000}
+CAL_BOARD_DEFAULTS = {"trial": 1_000_000_000, "wait": 100_000_000}
+CAL_SIM_DUT = "loopback:delay=0ns"
 DUT_EXAMPLE = "router:rate=400000,queue=256,latency=20us"
+LATENCY_DEFINITIONS = {"bit-forwarding": "bit_forwarding", "store-and-forward": "store_and_forward"}
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="wirespeed: FPGA gigabit Ethernet RFC 2544 tester.")
@@ -106,6 +114,35 @@ _parse_resolution = _percentage_parser("0.1")
 _parse_rate_pct = _percentage_parser("10")
 
 
+def _parse_latency_definition(text: str) -> str:
+    if text not in LATENCY_DEFINITIONS:
+        raise typer.BadParameter(f"bit-forwarding ({DEFINITION_NAMES['bit_forwarding']}) or store-and-forward "
+                                 f"({DEFINITION_NAMES['store_and_forward']}); not {text!r}")
+    return LATENCY_DEFINITIONS[text]
+
+
+def _parse_address(text: str) -> tuple[int, PortAddress]:
+    """``PORT:mac=...,ipv4=...,ipv6=...`` (keys left out keep the port's default)."""
+    allowed = "PORT:mac=MAC,ipv4=ADDR,ipv6=ADDR (any of the three), e.g. 1:ipv4=198.19.0.1"
+    port_text, sep, rest = text.partition(":")
+    if not sep or not port_text.isdigit() or not rest:
+        raise typer.BadParameter(f"{allowed}; not {text!r}")
+    port = int(port_text)
+    values = PortAddress.default(port).model_dump()
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        if not eq or key not in values:
+            raise typer.BadParameter(f"{allowed}; not {item!r}")
+        values[key] = value
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return port, PortAddress(**values)
+    except ValueError as exc:
+        err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("address",), "msg": str(exc)}
+        raise typer.BadParameter(f"{err['loc'][0]}: {err['msg']}; {allowed}") from None
+
+
 def _parse_target(text: str) -> str:
     if text != "sim":
         try:
@@ -143,19 +180,27 @@ def open_session(target: str, dut: str | None) -> Iterator[Session]:
 
 def _start_simulation(stack: contextlib.ExitStack, dut: str | None) -> tuple[Transport, dict[str, Any]]:
     try:
-        from wirespeed.sim.dut import parse_dut
         from wirespeed.sim.launcher import SimProcess
+    except ImportError as exc:
+        raise InputError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
+    spec = _sim_dut_spec(dut)
+    with err_console.status("starting the simulation (its first start builds it with Verilator)"):
+        sim = stack.enter_context(_Simulation(SimProcess(spec)))
+    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe()
+
+
+def _sim_dut_spec(dut: str | None):
+    """The simulated DUT of ``--dut`` (InputError when missing or malformed)."""
+    try:
+        from wirespeed.sim.dut import parse_dut
     except ImportError as exc:
         raise InputError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
     if not dut:
         raise InputError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
     try:
-        spec = parse_dut(dut)
+        return parse_dut(dut)
     except ValueError as exc:
         raise InputError("--dut", str(exc)) from None
-    with err_console.status("starting the simulation (its first start builds it with Verilator)"):
-        sim = stack.enter_context(_Simulation(SimProcess(spec)))
-    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe()
 
 
 class _Simulation:
@@ -203,6 +248,16 @@ class _Reporter(ThroughputObserver):
     def size_started(self, frame_size: int, line_rate_fps: float) -> None:
         self.line_rate = line_rate_fps
 
+    def learning_done(self, result: LearningResult) -> None:
+        self.writer.record_learning(result.model_dump(mode="json"))
+        ports = sorted(result.addresses)
+        self.progress.console.print(
+            f"learning: ports {', '.join(map(str, ports))}: gratuitous ARP "
+            f"{'/'.join(str(result.gratuitous_arp[p]) for p in ports)}, unsolicited NA "
+            f"{'/'.join(str(result.unsolicited_na[p]) for p in ports)}, learning frames "
+            f"{'/'.join(str(result.learning_frames[p]) for p in ports)} sent, settle "
+            f"{format_duration(result.settle_ns)}", highlight=False, soft_wrap=True)
+
     def trial_started(self, frame_size: int, step: int, rate_fps: float) -> None:
         self.progress.update(self.task, description=f"{frame_size} B: trial {step} at {rate_fps:,.0f} fps "
                                                     f"({100 * rate_fps / self.line_rate:.2f} %)")
@@ -230,6 +285,20 @@ def _summary_table(results: list[ThroughputResult], resolution_pct: float) -> Ta
         table.add_row(str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.pct_line_rate:.2f}",
                       f"{r.throughput_mbps:.1f}", f"{r.theoretical_max_fps:,.1f}",
                       f"{r.trials}" + ("" if r.converged else " (cap)"))
+    return table
+
+
+def _latency_table(results: list[ThroughputResult], calibration: Calibration | None) -> Table:
+    state = "calibrated: tester pipeline delay subtracted" if calibration else \
+        "not calibrated: includes the tester pipeline delay"
+    table = Table(title=f"Latency at the throughput rate, ns ({state})")
+    for column in ("size B", "definition", "source", "min", "avg", "max", "jitter"):
+        table.add_column(column, justify="right", no_wrap=column not in ("definition", "source"))
+    for r in results:
+        for lat in r.latency:
+            if lat.available:
+                table.add_row(str(r.frame_size), lat.definition.replace("_", " "), lat.source, f"{lat.min_ns:,}",
+                              f"{lat.avg_ns:,.1f}", f"{lat.max_ns:,}", f"{lat.jitter_ns:,.1f}")
     return table
 
 
@@ -267,14 +336,158 @@ def rfc2544(
     resolution: Annotated[Any, typer.Option(parser=_parse_resolution, metavar="PCT",
                                             help="Search resolution, % of line rate.")] = "0.1",
     max_trials: Annotated[int, typer.Option(min=1, help="Trials per frame size at most.")] = 32,
+    latency_definition: Annotated[Any, typer.Option(
+        parser=_parse_latency_definition, metavar="bit-forwarding|store-and-forward",
+        help="Latency definition the hardware measures (RFC 1242 3.8): first bit in to first bit out, or last "
+             "bit in to first bit out; the other is derived (exact for one frame size).")] = "bit-forwarding",
+    calibration: Annotated[str, typer.Option(
+        metavar="auto|none|FILE",
+        help="Tester pipeline delay to subtract from latency: a file from 'wirespeed calibrate'; auto: on sim a "
+             "calibration run on a zero-delay loopback simulation first, on a board none; none: raw "
+             "latency.")] = "auto",
+    learning: Annotated[bool, typer.Option(
+        "--learning/--no-learning",
+        help="Before the first trial: set the ports' addresses, answer ARP/ND, send gratuitous ARP, "
+             "unsolicited NA and learning frames, then wait --settle (RFC 2544 section 23).")] = True,
+    learning_frames: Annotated[int, typer.Option(min=0, max=1_000_000,
+                                                 help="Learning frames from each port to its peer.")] = 4,
+    settle: Annotated[Any, typer.Option(parser=_parse_duration, metavar="DURATION",
+                                        help="Wait after the learning frames (sim: 1ms, board: 2s).")] = None,
+    address: Annotated[list[str] | None, typer.Option(
+        metavar="PORT:mac=..,ipv4=..,ipv6=..",
+        help="A tester port's own addresses (repeatable); defaults 02:00:00:00:00:0<port+1>, 198.18.0.1 / "
+             "198.19.0.1, 2001:2::1 / 2001:2:0:1::1.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
 ) -> None:
     """RFC 2544 benchmarks (section 26.1 throughput) against a simulated or real DUT."""
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
+    addresses = {}
+    for text in address or []:
+        try:
+            port, value = _parse_address(text)
+        except typer.BadParameter as exc:
+            raise InputError("--address", exc.message) from None
+        addresses[port] = value
     config = ThroughputConfig(
         frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials,
         trial_duration_ns=defaults["trial"] if trial_duration is None else trial_duration,
-        wait_ns=defaults["wait"] if wait is None else wait)
+        wait_ns=defaults["wait"] if wait is None else wait, latency_definition=latency_definition,
+        addresses=addresses,
+        learning=LearningConfig(frames=learning_frames,
+                                settle_ns=defaults["settle"] if settle is None else settle) if learning else None)
+    bad_port = [p for p in addresses if p not in (config.tx_port, config.rx_port)]
+    if bad_port:
+        raise InputError("--address", f"port {bad_port[0]} is not used by this test (ports "
+                         f"{config.tx_port} and {config.rx_port})")
+    cal_file = None
+    if calibration not in ("auto", "none"):
+        try:
+            cal_file = load_calibration(Path(calibration))
+        except CalibrationError as exc:
+            raise InputError(*str(exc).split(": ", 1)) from None
+    if target == "sim":
+        _sim_dut_spec(dut)          # a bad --dut is refused before any simulation starts
+    try:
+        cal_info = None
+        if calibration == "auto" and target == "sim":
+            cal_file = _auto_calibration(config.frame_sizes)
+            cal_info = {"source": f"automatic: calibration run on a '{CAL_SIM_DUT}' simulation before the test"}
+        elif cal_file is not None:
+            cal_info = {"source": f"file {calibration}"}
+        with open_session(target, dut) as session:
+            device = Device(session.transport, _register_map())
+            try:
+                ident = device.connect()
+            except WirespeedError as exc:
+                raise InputError("--target", str(exc)) from None
+            if cal_file is not None:
+                needs = [(f.tx_port, f.rx_port, size) for size in config.frame_sizes for f in config.flows(size)]
+                try:
+                    cal_file.check_usable(ident, session.target, needs)
+                except CalibrationError as exc:
+                    raise InputError(*str(exc).split(": ", 1)) from None
+                cal_info |= {"pipeline_delay_ns": cal_file.summary(), "file": cal_file.model_dump(mode="json")}
+            notes = config.notes()
+            if cal_file is not None:
+                delays = sorted({p.pipeline_delay_ns for p in cal_file.points})
+                notes.append(f"latency calibrated: tester pipeline delay of {'/'.join(map(str, delays))} ns "
+                             f"subtracted ({cal_info['source']})")
+            else:
+                notes.append("latency not calibrated: figures include the tester pipeline delay (run "
+                             "'wirespeed calibrate' on a loopback cable and pass --calibration FILE)")
+            header = RunHeader(target=session.target, gateware=ident, dut=session.dut, parameters=config,
+                               notes=notes, latency_calibrated=cal_file is not None, calibration=cal_info)
+            _measure(device, _writer(out, header), config, json_out, cal_file)
+    except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _auto_calibration(sizes: list[int]) -> Calibration:
+    """The calibration of the default sim target: the same simulation with a zero-delay
+    loopback (a cable), one short trial per frame size."""
+    with open_session("sim", CAL_SIM_DUT) as session:
+        device = Device(session.transport, _register_map())
+        try:
+            ident = device.connect()
+        except WirespeedError as exc:
+            raise InputError("--target", str(exc)) from None
+        with err_console.status("calibrating the tester pipeline delay on a loopback simulation"):
+            return _calibrate(device, ident, session, sizes, CAL_SIM_DEFAULTS["trial"], CAL_SIM_DEFAULTS["wait"], 0)
+
+
+def _calibrate(device: Device, ident, session: Session, sizes, duration_ns: int, wait_ns: int,
+               cable_ns: int, progress=None) -> Calibration:
+    try:
+        return run_calibration(device, ident, session.target, sizes, duration_ns=duration_ns, wait_ns=wait_ns,
+                               cable_delay_ns=cable_ns, dut=session.dut, progress=progress)
+    except CalibrationError as exc:
+        raise InputError(*str(exc).split(": ", 1), exit_code=1) from None
+    except WirespeedError as exc:
+        raise InputError("calibration", str(exc), exit_code=1) from None
+
+
+@app.command()
+def calibrate(
+    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
+                                        help="The Verilator simulation, or a board over Etherbone.")] = "sim",
+    dut: Annotated[str | None, typer.Option(help="sim: the cable, a loopback DUT (default "
+                                                 f"'{CAL_SIM_DUT}'); board: a description of the cable.")] = None,
+    sizes: Annotated[Any, typer.Option(parser=_parse_sizes, metavar="LIST",
+                                       help="Frame sizes in bytes (FCS included).")] = ",".join(map(str, RFC_SIZES)),
+    out: Annotated[Path, typer.Option(help="The calibration file to write.")] = Path("calibration.json"),
+    trial_duration: Annotated[Any, typer.Option(parser=_parse_positive_duration, metavar="DURATION",
+                                                help="Trial length per size (sim: 1ms, board: 1s).")] = None,
+    wait: Annotated[Any, typer.Option(parser=_parse_duration, metavar="DURATION",
+                                      help="Wait after each trial (sim: 100us, board: 100ms).")] = None,
+    cable_delay: Annotated[Any, typer.Option(parser=_parse_duration, metavar="DURATION",
+                                             help="The loopback cable's own delay (about 5 ns/m), counted as "
+                                                  "part of the link, not of the tester (board: default 0ns; "
+                                                  "sim: the loopback's delay).")] = None,
+) -> None:
+    """Measure the tester's fixed pipeline delay with the ports joined by a loopback cable
+    (sim: the loopback DUT) and write a calibration file for 'rfc2544 --calibration'."""
+    defaults = CAL_SIM_DEFAULTS if target == "sim" else CAL_BOARD_DEFAULTS
+    if not out.parent.is_dir():
+        raise InputError("--out", f"no directory {out.parent} to write {out.name} in")
+    cable_ns = cable_delay
+    if target == "sim":
+        from wirespeed.sim.dut import parse_dut
+        dut = dut or CAL_SIM_DUT
+        try:
+            spec = parse_dut(dut)
+        except ValueError as exc:
+            raise InputError("--dut", str(exc)) from None
+        described = spec.describe()
+        impaired = sorted(set(described.get("impairments", {})) - {"seed"})
+        if spec.model != "loopback" or impaired:
+            raise InputError("--dut", f"a loopback without impairments (a cable), e.g. '{CAL_SIM_DUT}'; not {dut!r}")
+        if cable_ns is not None and cable_ns != spec.delay_ns:
+            raise InputError("--cable-delay", f"must equal the loopback's delay ({spec.delay_ns}ns) or be left out")
+        cable_ns = spec.delay_ns
+    cable_ns = cable_ns or 0
+    duration = defaults["trial"] if trial_duration is None else trial_duration
+    wait_ns = defaults["wait"] if wait is None else wait
     try:
         with open_session(target, dut) as session:
             device = Device(session.transport, _register_map())
@@ -282,12 +495,23 @@ def rfc2544(
                 ident = device.connect()
             except WirespeedError as exc:
                 raise InputError("--target", str(exc)) from None
-            header = RunHeader(target=session.target, gateware=ident, dut=session.dut, parameters=config,
-                               notes=config.notes())
-            _measure(device, _writer(out, header), config, json_out)
+            with err_console.status("calibrating") as status:
+                cal = _calibrate(device, ident, session, sizes, duration, wait_ns, cable_ns,
+                                 progress=lambda size: status.update(f"calibrating: {size} B"))
     except KeyboardInterrupt:
-        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
+    try:
+        atomic_write_text(out, cal.model_dump_json(indent=2) + "\n")
+    except OSError as exc:
+        raise InputError("--out", f"cannot write {out}: {exc.strerror or exc}", exit_code=1) from None
+    table = Table(title=f"tester pipeline delay (cable {cable_ns} ns subtracted)")
+    for column in ("direction", "frame size B", "pipeline delay ns", "min ns", "max ns", "frames"):
+        table.add_column(column, justify="right")
+    for p in cal.points:
+        table.add_row(f"{p.tx_port} -> {p.rx_port}", str(p.frame_size), str(p.pipeline_delay_ns),
+                      str(p.bit_forwarding.min_ns), str(p.bit_forwarding.max_ns), f"{p.frames:,}")
+    Console().print(table)
+    err_console.print(f"calibration: {out}", highlight=False, soft_wrap=True)
 
 
 def _writer(out: Path, header: RunHeader) -> ResultsWriter:
@@ -297,14 +521,16 @@ def _writer(out: Path, header: RunHeader) -> ResultsWriter:
         raise InputError("--out", f"cannot write results to {out}: {exc.strerror or exc}") from None
 
 
-def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool) -> None:
-    for note in config.notes():
+def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool,
+             calibration: Calibration | None = None) -> None:
+    for note in writer.record.notes:
         err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed}/{task.total} sizes"),
                TimeElapsedColumn())
     try:
         with Progress(*columns, console=err_console, transient=True) as progress:
-            results = run_throughput(device, config, _Reporter(writer, progress, len(config.frame_sizes)))
+            results = run_throughput(device, config, _Reporter(writer, progress, len(config.frame_sizes)),
+                                     pipeline=calibration.pipeline_ns if calibration else None)
     except KeyboardInterrupt:
         writer.finish("interrupted")
         raise
@@ -316,6 +542,7 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
         typer.echo((writer.out_dir / "results.json").read_text(), nl=False)
         return
     Console().print(_summary_table(results, config.resolution_pct))
+    Console().print(_latency_table(results, calibration))
     err_console.print(f"results: {', '.join(str(p) for p in writer.paths)}", highlight=False, soft_wrap=True)
 
 

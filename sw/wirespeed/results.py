@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .host.device import PERCENTILES, GatewareId, TrialResult
+from .latency import DEFINITION_NAMES, LatencyFigures
 from .rfc2544.throughput import ThroughputConfig, ThroughputResult
 
 __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput_csv", "latency_csv",
@@ -34,8 +35,13 @@ __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput
 FORMAT = "wirespeed-results/1"
 Status = Literal["running", "complete", "interrupted", "failed"]
 
-LATENCY_DEFINITION = ("raw tester timestamps: first byte out of the generator to first byte into the "
-                      "analyzer; includes the tester pipeline delay (not calibrated)")
+LATENCY_DEFINITION = ("RFC 1242 3.8, both definitions per frame size: bit forwarding = "
+                      f"{DEFINITION_NAMES['bit_forwarding']}; store and forward = "
+                      f"{DEFINITION_NAMES['store_and_forward']}. The analyzers measure one per trial "
+                      "(parameters.latency_definition, source 'measured'); the other is the measured one "
+                      "shifted by 8 ns x frame size (source 'derived', exact for one frame size). Calibrated "
+                      "figures have the tester's pipeline delay (from a loopback-cable calibration) "
+                      "subtracted; raw ones include it")
 DEFINITIONS = {
     "throughput": "RFC 2544 26.1: highest offered rate at which every frame sent was received "
                   "(received == sent, no sequence or FCS errors); offered rates are searched by "
@@ -64,6 +70,12 @@ class RunHeader(BaseModel):
     parameters: ThroughputConfig
     notes: list[str] = Field(default_factory=list)
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
+    latency_calibrated: bool = Field(False, description="latency figures have the tester pipeline delay "
+                                                        "subtracted")
+    calibration: dict[str, Any] | None = Field(None, description="the calibration used: where it came from "
+                                                                  "and its whole file")
+    learning: dict[str, Any] | None = Field(None, description="the learning phase before the first trial "
+                                                               "(addresses, ARP/ND, learning frames, settle)")
     started_utc: str = Field(default_factory=_utc_now)
 
 
@@ -82,7 +94,8 @@ class RunRecord(RunHeader):
 THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
                       "theoretical_max_fps", "frames_sent", "frames_received", "trials"]
 LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
-                   "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition"]
+                   "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
+                   "source", "calibrated", "pipeline_delay_ns"]
 
 
 def _csv(columns: list[str], rows: list[list]) -> str:
@@ -105,16 +118,21 @@ def throughput_csv(results: list[ThroughputResult]) -> str:
     return _csv(THROUGHPUT_COLUMNS, [_throughput_row(r) for r in results])
 
 
-def latency_csv(results: list[ThroughputResult]) -> str:
-    """Latency.csv: latency of the final passing trial of each frame size."""
-    def pct(lat, q):
+def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list:
+    def pct(q):
         value = lat.percentiles_ns.get(f"p{q:g}")
         return "" if value is None else value
 
-    rows = [[r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns,
-             f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}", *(pct(lat, q) for q in PERCENTILES),
-             lat.bin_ns or "", lat.frames, LATENCY_DEFINITION]
-            for r in results if r.best and (lat := r.best.latency)]
+    return [r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns,
+            f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}", *(pct(q) for q in PERCENTILES),
+            lat.bin_ns or "", lat.frames, lat.name, lat.source, "yes" if lat.calibrated else "no",
+            "" if lat.pipeline_delay_ns is None else lat.pipeline_delay_ns]
+
+
+def latency_csv(results: list[ThroughputResult]) -> str:
+    """Latency.csv: latency of the final passing trial of each frame size, one row per
+    RFC 1242 definition (the measured one first, then the derived one when it is exact)."""
+    rows = [_latency_row(r, lat) for r in results if r.best for lat in r.latency if lat.available]
     return _csv(LATENCY_COLUMNS, rows)
 
 
@@ -156,6 +174,11 @@ class ResultsWriter:
         self._trials.write(line + "\n")
         self._trials.flush()
         os.fsync(self._trials.fileno())
+
+    def record_learning(self, learning: dict[str, Any]) -> None:
+        """Record the learning phase (before the first trial) and rewrite results.json."""
+        self.record.learning = learning
+        self._rewrite()
 
     def record_size(self, result: ThroughputResult) -> None:
         """Add one frame size's result and rewrite results.json and the CSV files."""

@@ -7,7 +7,7 @@ from wirespeed.host.device import Flow, FrameSpec, LatencyHistogram, PortCounter
 
 
 def make_trial(size: int, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
-               latency_ns: tuple[int, int, int] = (900, 1000, 1100)) -> TrialResult:
+               latency_ns: tuple[int, int, int] = (900, 1000, 1100), lat_def: int = 0) -> TrialResult:
     """A one-flow trial (port 0 -> port 1) that sent ``sent`` and received ``received``
     frames, half at latency min and half at max (mean given), alternating, binned by 64 ns."""
     lat_min, lat_avg, lat_max = latency_ns
@@ -20,7 +20,7 @@ def make_trial(size: int, rate_fps: float, sent: int, received: int, duration_ns
     return TrialResult(frame_size=size, offered_fps=rate_fps, period_q32=0, duration_ns=duration_ns, wait_ns=0,
                        flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))], started_ns=0,
                        counters={0: PortCounters(tx_frames=sent, tx_bytes=sent * size), 1: rx},
-                       histograms={1: hist} if received else {})
+                       histograms={1: hist} if received else {}, lat_def=lat_def)
 
 
 class FakeTester:
@@ -30,10 +30,11 @@ class FakeTester:
     def __init__(self, limit_pct: float):
         self.limit_pct, self.calls = limit_pct, []
 
-    def run_trial(self, flows, rate_fps, duration_ns, wait_ns, histogram=None):
+    def run_trial(self, flows, rate_fps, duration_ns, wait_ns, histogram=None, *, lat_def=0):
         self.calls.append((flows, rate_fps, duration_ns, wait_ns))
+        self.lat_defs = [*getattr(self, "lat_defs", []), lat_def]
         size = flows[0].spec.frame_len
         sent = math.ceil(rate_fps * duration_ns / 1e9)
         limit = line_rate_fps(size) * self.limit_pct / 100
         received = sent if rate_fps <= limit else math.floor(limit * duration_ns / 1e9)
-        return make_trial(size, rate_fps, sent, received, duration_ns)
+        return make_trial(size, rate_fps, sent, received, duration_ns, lat_def=lat_def)

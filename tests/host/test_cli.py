@@ -101,7 +101,7 @@ def test_mismatched_gateware(capsys, regmap, tmp_path):
     assert "register map mismatch" in err
 
 
-FAST = ["--sizes", "64", "--trial-duration", "2us", "--wait", "1us", "--resolution", "10"]
+FAST = ["--sizes", "64", "--trial-duration", "2us", "--wait", "1us", "--resolution", "10", "--settle", "1us"]
 
 
 def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):

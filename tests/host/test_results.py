@@ -12,6 +12,9 @@ from wirespeed.host.device import GatewareId
 from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
 from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, ThroughputResult
 
+LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
+                   "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
+                   "source", "calibrated", "pipeline_delay_ns"]
 THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
                       "theoretical_max_fps", "frames_sent", "frames_received", "trials"]
 
@@ -73,12 +76,17 @@ def test_throughput_and_latency_tables(writer):
     assert rows[0] == THROUGHPUT_COLUMNS
     assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2"]
     latency = read_csv(writer.out_dir / "Latency.csv")
-    assert latency[0] == ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
-                          "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition"]
-    # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating
-    assert latency[1][:13] == ["64", "400000.00", "900", "1000.0", "1100", "100.0", "200.0",
-                               "960", "1152", "1152", "1152", "64", "4000"]
-    assert "first byte out of the generator to first byte into the analyzer" in latency[1][13]
+    assert latency[0] == LATENCY_COLUMNS
+    # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating;
+    # measured: first bit in to first bit out, raw
+    assert latency[1] == ["64", "400000.00", "900", "1000.0", "1100", "100.0", "200.0",
+                          "960", "1152", "1152", "1152", "64", "4000",
+                          "first bit in to first bit out (bit forwarding, RFC 1242 3.8)", "measured", "no", ""]
+    # derived: last bit in to first bit out = 8 ns x 64 B = 512 ns less; spread and jitter unchanged
+    assert latency[2] == ["64", "400000.00", "388", "488.0", "588", "100.0", "200.0",
+                          "448", "640", "640", "640", "64", "4000",
+                          "last bit in to first bit out (store and forward, RFC 1242 3.8)", "derived", "no", ""]
+    assert len(latency) == 3
 
 
 def test_a_size_without_a_passing_rate(writer):

@@ -32,3 +32,15 @@ def test_router_throughput_in_simulation(tmp_path, capsys):
 
     # 1518-byte line rate (81,274 frames/s) is below the router's rate: one trial at 100 %.
     assert large["trials"] == 1 and large["pct_line_rate"] == 100.0
+
+    # latency: calibrated automatically on a zero-delay loopback simulation, both definitions
+    assert record["latency_calibrated"] is True and record["calibration"]["source"].startswith("automatic")
+    assert record["calibration"]["pipeline_delay_ns"]["0->1"] == {"64": 200, "1518": 200}
+    measured, derived = small["latency"]
+    assert measured["definition"] == "bit_forwarding" and measured["source"] == "measured"
+    assert measured["calibrated"] and measured["min_ns"] == latency["min_ns"] - 200
+    assert derived["definition"] == "store_and_forward" and derived["min_ns"] == measured["min_ns"] - 8 * 64
+    # learning phase before the first trial: each port announced itself and sent learning frames
+    learning = record["learning"]
+    assert learning["gratuitous_arp"] == {"0": 1, "1": 1} and learning["unsolicited_na"] == {"0": 1, "1": 1}
+    assert learning["learning_frames"] == {"0": 4, "1": 4} and learning["learning_frames_received"] == {"0": 4, "1": 4}

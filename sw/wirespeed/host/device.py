@@ -17,7 +17,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_field, model_validator
@@ -29,7 +29,8 @@ from ..ethernet import LINK_BPS, MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_
 from .transport import Transport
 
 __all__ = [
-    "Device", "FrameSpec", "Flow", "PortCounters", "TrialResult", "Latency", "GatewareId",
+    "Device", "FrameSpec", "Flow", "PortAddress", "LearningResult", "tester_ipv6", "PortCounters", "TrialResult",
+    "Latency", "GatewareId",
     "HistogramConfig", "LatencyHistogram", "PERCENTILES",
     "BenchmarkRangeWarning", "rate_to_period", "period_to_rate", "ns_to_cycles",
     "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT",
@@ -37,6 +38,8 @@ __all__ = [
 
 ID_REGISTERS = ("id.magic", "id.version", "id.map_hash", "id.clk_hz", "id.n_ports")
 BENCHMARK_NET = IPv4Network("198.18.0.0/15")  # RFC 2544 C.2.2, RFC 6815
+BENCHMARK_NET6 = IPv6Network("2001:2::/48")  # RFC 5180 5
+RESPONDER_COUNTERS = ("arp_requests", "arp_replies", "ns_received", "na_sent")   # pN.arp.*
 
 
 # Rates and durations --------------------------------------------------------------------------------
@@ -99,6 +102,32 @@ def tester_ip(port: int) -> IPv4Address:
     return BENCHMARK_NET.network_address + (port % 2) * 65536 + (port // 2) * 256 + 1
 
 
+def tester_ipv6(port: int) -> IPv6Address:
+    """Default IPv6 address of tester port ``port``, in the benchmarking range 2001:2::/48 of
+    RFC 5180, one /64 per port: port 0 2001:2::1, port 1 2001:2:0:1::1."""
+    return BENCHMARK_NET6.network_address + (port << 64) + 1
+
+
+class PortAddress(BaseModel):
+    """A tester port's own addresses (``pN.arp.mac/ipv4/ipv6``): the port answers ARP requests
+    for ``ipv4`` and neighbour solicitations for ``ipv6`` with ``mac``, and its test frames
+    come from ``mac``/``ipv4``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mac: MacAddress
+    ipv4: IPv4Address
+    ipv6: IPv6Address
+
+    @classmethod
+    def default(cls, port: int) -> "PortAddress":
+        return cls(mac=tester_mac(port), ipv4=tester_ip(port), ipv6=tester_ipv6(port))
+
+    def registers(self, port: int) -> dict[str, int]:
+        return {f"p{port}.arp.mac": int(self.mac.replace(":", ""), 16), f"p{port}.arp.ipv4": int(self.ipv4),
+                f"p{port}.arp.ipv6": int(self.ipv6)}
+
+
 class FrameSpec(BaseModel):
     """One stream of test frames (RFC 2544 Appendix C): what a generator puts in its frames."""
 
@@ -124,11 +153,15 @@ class FrameSpec(BaseModel):
         return self
 
     @classmethod
-    def for_flow(cls, tx_port: int, rx_port: int, frame_len: int) -> "FrameSpec":
-        """Frames from tester port ``tx_port`` to tester port ``rx_port`` with the default
-        addresses of both and the sending port's number as stream id."""
-        return cls(frame_len=frame_len, src_mac=tester_mac(tx_port), dst_mac=tester_mac(rx_port),
-                   src_ip=tester_ip(tx_port), dst_ip=tester_ip(rx_port), stream_id=tx_port)
+    def for_flow(cls, tx_port: int, rx_port: int, frame_len: int,
+                 addresses: Mapping[int, PortAddress] | None = None) -> "FrameSpec":
+        """Frames from tester port ``tx_port`` to tester port ``rx_port`` with the addresses of
+        both (``addresses[port]``, else the defaults) and the sending port's number as stream id."""
+        addresses = addresses or {}
+        src = addresses.get(tx_port) or PortAddress.default(tx_port)
+        dst = addresses.get(rx_port) or PortAddress.default(rx_port)
+        return cls(frame_len=frame_len, src_mac=src.mac, dst_mac=dst.mac, src_ip=src.ipv4, dst_ip=dst.ipv4,
+                   stream_id=tx_port)
 
     def to_stream(self):
         """The same frames as a generator stream (:class:`wirespeed.streams.StreamSpec`)."""
@@ -252,9 +285,10 @@ PERCENTILES = (50, 90, 99, 99.9)
 
 
 class Latency(BaseModel):
-    """Raw tester latency: first byte out of the generator to first byte into the analyzer,
-    tester pipeline delay included (not calibrated). Jitter is the mean absolute difference
-    between consecutive frames' latencies (RFC 4689 3.2.5); percentiles come from the
+    """Raw tester latency in the trial's definition (``TrialResult.lat_def``; 0: first byte
+    out of the generator to first byte into the analyzer), tester pipeline delay included
+    (not calibrated: :mod:`wirespeed.latency` gives both definitions, calibrated). Jitter is
+    the mean absolute difference between consecutive frames' latencies (RFC 4689 3.2.5); percentiles come from the
     histogram, at its bin resolution (``bin_ns``)."""
 
     min_ns: int
@@ -281,7 +315,14 @@ class TrialResult(BaseModel):
     flows: list[Flow]
     started_ns: int
     counters: dict[int, PortCounters]
+    lat_def: int = Field(0, ge=0, le=1, description="pN.ana.lat_def of the trial: 0 first bit in to first bit "
+                                                    "out (bit forwarding), 1 last bit in to first bit out "
+                                                    "(store and forward), RFC 1242 3.8")
     histograms: dict[int, LatencyHistogram] = Field(default_factory=dict)
+    responder: dict[int, dict[str, int]] = Field(
+        default_factory=dict, description="per port, ARP/ND frames the responder saw and sent during the trial "
+                                          "(pN.arp.arp_requests, arp_replies, ns_received, na_sent; from CLEAR "
+                                          "to the snapshot)")
 
     def _sum(self, ports: Sequence[int], counter: str) -> int:
         return sum(getattr(self.counters[p], counter) for p in ports)
@@ -362,6 +403,28 @@ class TrialResult(BaseModel):
                        jitter_ns=sum(c.jitter_sum for c in ports) / pairs if pairs else 0.0,
                        frames=frames, bin_ns=hists[0].bin_ns if len(hists) == 1 else None,
                        percentiles_ns=pct)
+
+
+class LearningResult(BaseModel):
+    """The learning phase before the trials (RFC 2544 section 23, step 2): what was configured
+    and sent, per port, and the settle wait."""
+
+    addresses: dict[int, PortAddress]
+    answer_arp: bool
+    answer_nd: bool
+    gratuitous_arp: dict[int, int] = Field(description="ARP frames sent during the phase: the announcement "
+                                                       "(gratuitous ARP) and any replies (pN.arp.arp_replies)")
+    unsolicited_na: dict[int, int] = Field(description="neighbour advertisements sent during the phase: the "
+                                                       "unsolicited one and any solicited (pN.arp.na_sent)")
+    learning_frames: dict[int, int] = Field(description="learning (test) frames sent per port")
+    learning_frames_received: dict[int, int] = Field(description="learning frames received per port")
+    other_frames_received: dict[int, int] = Field(description="frames that are not test frames received per "
+                                                              "port (ARP, ND) during the phase")
+    arp_requests: dict[int, int] = Field(description="ARP requests for the port's IPv4 received")
+    ns_received: dict[int, int] = Field(description="neighbour solicitations for the port's IPv6 received")
+    settle_ns: int
+    started_ns: int
+    ended_ns: int
 
 
 class GatewareId(BaseModel):
@@ -666,8 +729,79 @@ class Device:
         counters = self.snapshot_counters()
         return TrialResult(frame_size=sizes.pop(), offered_fps=rate_fps, period_q32=period,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
-                           counters=counters,
-                           histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports})
+                           counters=counters, lat_def=lat_def,
+                           histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports},
+                           responder=self.read_responder(sorted({*tx_ports, *rx_ports})))
+
+    # learning (RFC 2544 section 23)
+
+    def configure_addresses(self, addresses: Mapping[int, PortAddress], *, answer_arp: bool = True,
+                            answer_nd: bool = True) -> None:
+        """Set each port's own addresses (``pN.arp.mac/ipv4/ipv6``) and whether it answers ARP
+        requests and IPv6 neighbour solicitations for them (``pN.arp.enable``)."""
+        enable = (1 if answer_arp else 0) | (2 if answer_nd else 0)
+        values: dict[str, int] = {}
+        for port, address in sorted(addresses.items()):
+            self._check_port(port)
+            values |= address.registers(port) | {f"p{port}.arp.enable": enable}
+        self.write_many(values)
+
+    def read_responder(self, ports: Sequence[int]) -> dict[int, dict[str, int]]:
+        """The ARP/ND responder counters of ``ports`` (live, zeroed by CLEAR), in one transaction;
+        ports without a responder in this gateware are left out."""
+        names = [f"p{p}.arp.{c}" for p in ports for c in RESPONDER_COUNTERS if f"p{p}.arp.{c}" in self.regmap]
+        values = self.read_many(names) if names else {}
+        result: dict[int, dict[str, int]] = {}
+        for name, value in values.items():
+            port, _, counter = name.split(".")
+            result.setdefault(int(port[1:]), {})[counter] = value
+        return result
+
+    def learn(self, flows: Sequence[Flow], addresses: Mapping[int, PortAddress] | None = None, *,
+              frames: int = 4, settle_ns: int = 2_000_000_000, rate_fps: float = 10_000.0,
+              answer_arp: bool = True, answer_nd: bool = True) -> LearningResult:
+        """The learning phase before the first trial: configure the addresses of every port the
+        flows use (``addresses``, else the defaults) and ARP/ND answering, send a gratuitous ARP
+        (RFC 5227 announcement) and an unsolicited neighbour advertisement from each, then
+        ``frames`` learning frames from each port to its peer (a flow's frames from its sender,
+        the reverse from its receiver, so a switch learns both MAC addresses) at ``rate_fps``,
+        then wait ``settle_ns`` of tester time for the DUT to settle (RFC 2544 section 23 waits
+        2 s). Counters are cleared first; the trial that follows clears them again."""
+        ports = sorted({p for flow in flows for p in (flow.tx_port, flow.rx_port)})
+        addresses = {p: (addresses or {}).get(p) or PortAddress.default(p) for p in ports}
+        specs: dict[int, FrameSpec] = {}
+        for flow in flows:
+            specs.setdefault(flow.tx_port, flow.spec)
+        for flow in flows:
+            specs.setdefault(flow.rx_port, FrameSpec.for_flow(flow.rx_port, flow.tx_port, flow.spec.frame_len,
+                                                              addresses))
+        self.stop()
+        for port in range(self.n_ports):
+            self.disable_generator(port)
+        self.configure_addresses(addresses, answer_arp=answer_arp, answer_nd=answer_nd)
+        self.clear()
+        started = self.transact({f"p{p}.arp.cmd": 3 for p in ports}, ["time.ns"])["time.ns"]
+        if frames:
+            for port, spec in specs.items():
+                self.configure_generator(port, spec, min(rate_fps, line_rate_fps(spec.frame_len)), count=frames)
+            begun = self.start()
+            expected = int(frames * 1e9 / rate_fps) + 1
+            self._wait_generators_done(sorted(specs), begun + expected, expected)
+        ended = self.wait_ns(settle_ns)
+        counters = self.snapshot_counters()
+        arp = self.read_responder(ports)
+        for port in specs:
+            self.disable_generator(port)
+        return LearningResult(
+            addresses=addresses, answer_arp=answer_arp, answer_nd=answer_nd,
+            gratuitous_arp={p: arp[p]["arp_replies"] for p in ports},
+            unsolicited_na={p: arp[p]["na_sent"] for p in ports},
+            learning_frames={p: counters[p].tx_frames for p in ports},
+            learning_frames_received={p: counters[p].rx_frames for p in ports},
+            other_frames_received={p: counters[p].other_frames for p in ports},
+            arp_requests={p: arp[p]["arp_requests"] for p in ports},
+            ns_received={p: arp[p]["ns_received"] for p in ports},
+            settle_ns=settle_ns, started_ns=started, ended_ns=ended)
 
     def _wait_generators_done(self, ports: Sequence[int], end_ns: int, duration_ns: int) -> None:
         """Poll ``pN.gen.running`` until every port has stopped; the trial timer must stop it

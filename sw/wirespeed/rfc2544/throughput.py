@@ -20,21 +20,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
 from ..ethernet import MAX_FRAME, MIN_FRAME, line_rate_fps, throughput_mbps
-from ..host.device import Flow, FrameSpec, HistogramConfig, TrialResult
+from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+from ..latency import LAT_DEF, LatencyFigures, Pipeline, latency_figures
 from ..units import format_duration
 
 __all__ = [
-    "ThroughputConfig", "ThroughputResult", "ThroughputObserver", "SearchOutcome",
+    "ThroughputConfig", "LearningConfig", "ThroughputResult", "run_learning", "ThroughputObserver", "SearchOutcome",
     "search_throughput", "run_throughput", "RFC_TRIAL_NS", "RFC_WAIT_NS",
 ]
 
 RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
 RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers
+
+
+class LearningConfig(BaseModel):
+    """The learning phase before the first trial (RFC 2544 section 23, step 2)."""
+
+    frames: int = Field(4, ge=0, le=1_000_000, description="learning frames from each port to its peer")
+    rate_fps: float = Field(10_000.0, gt=0, description="rate of the learning frames")
+    settle_ns: int = Field(RFC_WAIT_NS, ge=0, description="wait after the learning frames (RFC 2544: 2 s)")
+    answer_arp: bool = Field(True, description="answer ARP requests for the ports' IPv4 addresses")
+    answer_nd: bool = Field(True, description="answer neighbour solicitations for the ports' IPv6 addresses")
 
 
 class ThroughputConfig(BaseModel):
@@ -47,6 +58,12 @@ class ThroughputConfig(BaseModel):
     max_trials: int = Field(32, ge=1, description="per frame size")
     tx_port: int = Field(0, ge=0)
     rx_port: int = Field(1, ge=0)
+    addresses: dict[int, PortAddress] = Field(default_factory=dict,
+                                              description="tester addresses by port (others: the defaults)")
+    learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
+    latency_definition: Literal["bit_forwarding", "store_and_forward"] = Field(
+        "bit_forwarding", description="what the analyzers measure (pN.ana.lat_def); the other definition "
+                                      "is derived (wirespeed.latency)")
 
     @field_validator("frame_sizes")
     @classmethod
@@ -59,7 +76,7 @@ class ThroughputConfig(BaseModel):
         return sizes
 
     def flows(self, frame_len: int) -> list[Flow]:
-        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len)
+        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
         return [Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)]
 
     def resolution_fps(self, frame_len: int) -> float:
@@ -69,14 +86,19 @@ class ThroughputConfig(BaseModel):
     @property
     def scaled_down(self) -> bool:
         """True when trials or waits are shorter than RFC 2544 asks."""
-        return self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS
+        return (self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS
+                or (self.learning is not None and self.learning.settle_ns < RFC_WAIT_NS))
 
     def notes(self) -> list[str]:
-        if not self.scaled_down:
-            return []
+        notes = []
+        if self.learning is not None and self.learning.settle_ns < RFC_WAIT_NS:
+            notes.append(f"learning settle wait {format_duration(self.learning.settle_ns)} is scaled down from "
+                         f"RFC 2544 section 23 ({format_duration(RFC_WAIT_NS)})")
+        if not (self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS):
+            return notes
         return [f"trial {format_duration(self.trial_duration_ns)} and wait {format_duration(self.wait_ns)} "
                 f"are scaled down from RFC 2544 (trials {format_duration(RFC_TRIAL_NS)}, waits "
-                f"{format_duration(RFC_WAIT_NS)}); figures are not RFC 2544 results"]
+                f"{format_duration(RFC_WAIT_NS)}); figures are not RFC 2544 results", *notes]
 
 
 # The search -------------------------------------------------------------------------------------------
@@ -142,6 +164,9 @@ class ThroughputResult(BaseModel):
     converged: bool
     trials: int
     best: TrialResult | None = Field(description="the trial at throughput_fps")
+    latency: list[LatencyFigures] = Field(default_factory=list,
+                                          description="latency of the best trial in both definitions, "
+                                                      "the measured one first")
 
     @computed_field
     @property
@@ -154,17 +179,24 @@ class ThroughputResult(BaseModel):
         return throughput_mbps(self.frame_size, self.throughput_fps)
 
     @classmethod
-    def from_outcome(cls, frame_size: int, outcome: SearchOutcome[TrialResult]) -> "ThroughputResult":
+    def from_outcome(cls, frame_size: int, outcome: SearchOutcome[TrialResult],
+                     pipeline: Pipeline | None = None) -> "ThroughputResult":
+        """``pipeline``: the calibrated tester pipeline delay to subtract from the latency
+        (:meth:`wirespeed.calibration.Calibration.pipeline_ns`); None reports raw latency."""
         return cls(frame_size=frame_size, theoretical_max_fps=outcome.line_rate_fps,
                    resolution_fps=outcome.resolution_fps, throughput_fps=outcome.throughput_fps,
                    failed_fps=outcome.failed_fps, converged=outcome.converged,
-                   trials=len(outcome.trials), best=outcome.best)
+                   trials=len(outcome.trials), best=outcome.best,
+                   latency=latency_figures(outcome.best, pipeline) if outcome.best else [])
 
 
 class ThroughputObserver:
     """Told about progress as it happens (override what you need)."""
 
     def size_started(self, frame_size: int, line_rate_fps: float) -> None:
+        pass
+
+    def learning_done(self, result: LearningResult) -> None:
         pass
 
     def trial_started(self, frame_size: int, step: int, rate_fps: float) -> None:
@@ -179,22 +211,37 @@ class ThroughputObserver:
 
 class TrialRunner(Protocol):
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
-                  wait_ns: int, histogram: HistogramConfig | None = None) -> TrialResult: ...
+                  wait_ns: int, histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult: ...
+
+    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
 
 
 def run_throughput(device: TrialRunner, config: ThroughputConfig,
-                   observer: ThroughputObserver | None = None) -> list[ThroughputResult]:
-    """The throughput test for every frame size of ``config``, in order."""
+                   observer: ThroughputObserver | None = None,
+                   pipeline: Pipeline | None = None) -> list[ThroughputResult]:
+    """The throughput test for every frame size of ``config``, in order; latency figures
+    calibrated by ``pipeline`` (see :meth:`ThroughputResult.from_outcome`)."""
     observer = observer or ThroughputObserver()
+    if config.learning is not None:
+        observer.learning_done(run_learning(device, config))
     results = []
     for size in config.frame_sizes:
-        results.append(_one_size(device, config, size, observer))
+        results.append(_one_size(device, config, size, observer, pipeline))
         observer.size_done(results[-1])
     return results
 
 
+def run_learning(device: TrialRunner, config: ThroughputConfig) -> LearningResult:
+    """RFC 2544 section 23 step 2: addresses, ARP/ND answering, gratuitous ARP and unsolicited
+    neighbour advertisement, learning frames (of the first frame size), settle wait."""
+    learning = config.learning or LearningConfig()
+    return device.learn(config.flows(config.frame_sizes[0]), config.addresses, frames=learning.frames,
+                        settle_ns=learning.settle_ns, rate_fps=learning.rate_fps,
+                        answer_arp=learning.answer_arp, answer_nd=learning.answer_nd)
+
+
 def _one_size(device: TrialRunner, config: ThroughputConfig, size: int,
-              observer: ThroughputObserver) -> ThroughputResult:
+              observer: ThroughputObserver, pipeline: Pipeline | None = None) -> ThroughputResult:
     flows, line = config.flows(size), line_rate_fps(size)
     observer.size_started(size, line)
     steps = 0
@@ -204,11 +251,12 @@ def _one_size(device: TrialRunner, config: ThroughputConfig, size: int,
         nonlocal steps, histogram
         steps += 1
         observer.trial_started(size, steps, rate)
-        result = device.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns, histogram)
+        result = device.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns, histogram,
+                                  lat_def=LAT_DEF[config.latency_definition])
         if (lat := result.latency) is not None:   # bin the next trial around what this one saw
             histogram = HistogramConfig.fitting(lat.min_ns, lat.max_ns)
         observer.trial_done(steps, result)
         return result
 
     outcome = search_throughput(trial, line, config.resolution_fps(size), config.max_trials)
-    return ThroughputResult.from_outcome(size, outcome)
+    return ThroughputResult.from_outcome(size, outcome, pipeline)

@@ -1,0 +1,99 @@
+"""Both RFC 1242 3.8 latency definitions from one measured trial, raw and calibrated."""
+
+from fakes import make_trial
+
+from wirespeed.host.device import Flow, FrameSpec, PortCounters, TrialResult
+from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
+from wirespeed.rfc2544.throughput import ThroughputConfig, run_throughput
+
+
+def by_definition(figures):
+    return {f.definition: f for f in figures}
+
+
+def test_bit_forwarding_measured_store_and_forward_derived():
+    trial = make_trial(1518, 80_000.0, 800, 800, latency_ns=(20_000, 20_100, 20_200), lat_def=0)
+    figs = latency_figures(trial)
+    assert [f.definition for f in figs] == [BIT_FORWARDING, STORE_AND_FORWARD]
+    bf, sf = figs
+    assert bf.source == "measured" and sf.source == "derived" and not bf.calibrated
+    assert (bf.min_ns, bf.avg_ns, bf.max_ns) == (20_000, 20_100, 20_200)
+    shift = 8 * 1518
+    assert (sf.min_ns, sf.avg_ns, sf.max_ns) == (20_000 - shift, 20_100 - shift, 20_200 - shift)
+    assert sf.stddev_ns == bf.stddev_ns == 100 and sf.jitter_ns == bf.jitter_ns == 200
+    assert all(sf.percentiles_ns[k] == v - shift for k, v in bf.percentiles_ns.items())
+    assert "1518 B" in sf.how and "first bit in to first bit out" in bf.name
+
+
+def test_store_and_forward_measured_bit_forwarding_derived():
+    trial = make_trial(64, 80_000.0, 800, 800, latency_ns=(900, 1000, 1100), lat_def=1)
+    sf, bf = latency_figures(trial)
+    assert sf.definition == STORE_AND_FORWARD and sf.source == "measured" and sf.min_ns == 900
+    assert bf.definition == BIT_FORWARDING and bf.source == "derived" and bf.min_ns == 900 + 512
+    assert bf.avg_ns == 1000 + 512 and bf.max_ns == 1100 + 512
+
+
+def test_clamped_store_and_forward_is_not_derived():
+    trial = make_trial(1518, 80_000.0, 800, 800, latency_ns=(0, 50, 100), lat_def=1)
+    sf, bf = latency_figures(trial)
+    assert sf.available and not bf.available and bf.min_ns is None and "clamps" in bf.how
+
+
+def test_calibration_shifts_both_definitions():
+    trial = make_trial(64, 80_000.0, 800, 800, latency_ns=(900, 1000, 1100), lat_def=0)
+    seen = []
+
+    def pipeline(tx, rx, size):
+        seen.append((tx, rx, size))
+        return 200
+
+    bf, sf = latency_figures(trial, pipeline)
+    assert seen == [(0, 1, 64)]
+    assert bf.calibrated and sf.calibrated and bf.pipeline_delay_ns == sf.pipeline_delay_ns == 200
+    assert (bf.min_ns, bf.avg_ns, bf.max_ns) == (700, 800, 900)
+    assert (sf.min_ns, sf.avg_ns, sf.max_ns) == (700 - 512, 800 - 512, 900 - 512)
+    assert bf.stddev_ns == 100 and bf.percentiles_ns["p50"] == 960 - 200
+
+
+def test_two_ports_with_different_pipeline_delays_are_exact():
+    """Per-port shifts: statistics from the sums, exactly as if every frame were shifted."""
+    lat0, lat1 = [1000, 1010], [2000, 2040]
+    def rx(lats):
+        return PortCounters(rx_frames=len(lats), lat_min=min(lats), lat_max=max(lats), lat_sum=sum(lats),
+                            lat_sq_sum=sum(x * x for x in lats), jitter_sum=max(lats) - min(lats),
+                            tx_frames=2)
+    trial = TrialResult(frame_size=64, offered_fps=1.0, period_q32=0, duration_ns=1, wait_ns=0,
+                        flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64)),
+                               Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, 64))],
+                        started_ns=0, counters={0: rx(lat1), 1: rx(lat0)})
+    delays = {(0, 1): 200, (1, 0): 300}
+    bf, _ = latency_figures(trial, lambda tx, rx_, size: delays[tx, rx_])
+    shifted = [x - 200 for x in lat0] + [x - 300 for x in lat1]
+    mean = sum(shifted) / 4
+    assert bf.min_ns == min(shifted) and bf.max_ns == max(shifted) and bf.avg_ns == mean
+    assert abs(bf.stddev_ns - (sum((x - mean) ** 2 for x in shifted) / 4) ** 0.5) < 1e-6
+    assert bf.pipeline_delay_ns is None     # no single value to report
+
+
+def test_no_frames_no_figures():
+    assert latency_figures(make_trial(64, 1.0, 10, 0)) == []
+
+
+def test_throughput_run_measures_the_chosen_definition():
+    from fakes import FakeTester
+    tester = FakeTester(limit_pct=50)
+    config = ThroughputConfig(frame_sizes=[64], trial_duration_ns=1_000_000, wait_ns=0,
+                              latency_definition="store_and_forward", resolution_pct=10)
+    (result,) = run_throughput(tester, config, pipeline=lambda tx, rx, size: 100)
+    assert set(tester.lat_defs) == {1}
+    assert [f.definition for f in result.latency] == [STORE_AND_FORWARD, BIT_FORWARDING]
+    assert result.latency[0].min_ns == 900 - 100 and result.latency[0].calibrated
+
+
+def test_mixed_frame_sizes_derive_nothing():
+    trial = make_trial(64, 1.0, 100, 100)
+    trial = trial.model_copy(update={"flows": [trial.flows[0], Flow(tx_port=1, rx_port=1,
+                                                                    spec=FrameSpec.for_flow(1, 1, 1518))]})
+    measured, other = latency_figures(trial)
+    assert measured.source == "measured" and measured.min_ns == 900
+    assert not other.available and other.min_ns is None and "mixes frame sizes" in other.how
