@@ -26,12 +26,14 @@ __all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH"]
 
 ADDR_WIDTH = 16
 
+#: The CSR bus from the initiator's side (the host bridge drives addr, strobes and w_data);
+#: the register bank takes it as ``In(CSRBusSignature)``.
 CSRBusSignature = wiring.Signature({
-    "addr":   In(ADDR_WIDTH),
-    "r_stb":  In(1),
-    "r_data": Out(32),
-    "w_stb":  In(1),
-    "w_data": In(32),
+    "addr":   Out(ADDR_WIDTH),
+    "r_stb":  Out(1),
+    "r_data": In(32),
+    "w_stb":  Out(1),
+    "w_data": Out(32),
 })
 
 

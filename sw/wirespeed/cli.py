@@ -674,8 +674,9 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
         expected = int(count * 1e9 / compiled.total_fps) + 1
         deadline = started + expected + 1_000_000 + expected // 10
         running = f"p{tx}.gen.running"
-        values = device._poll([f"{prefix}.state", running],
-                              lambda v: v[f"{prefix}.state"] == 3 or not v[running], started + expected, deadline)
+        values = device.wait_until([f"{prefix}.state", running],
+                                   lambda v: v[f"{prefix}.state"] == 3 or not v[running],
+                                   expected_ns=started + expected, deadline_ns=deadline)
         if values[f"{prefix}.state"] != 3:
             device.wait_ns(settle_ns)
         state = STATES[device.read(f"{prefix}.state")]

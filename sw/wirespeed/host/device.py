@@ -529,12 +529,15 @@ class Device:
     def wait_ns(self, ns: int) -> int:
         """Wait until ``ns`` nanoseconds of tester time have passed; returns ``time.ns``."""
         end = self.now_ns() + ns
-        return self._poll([], lambda v: v["time.ns"] >= end, end, None)["time.ns"]
+        return self.wait_until([], lambda v: v["time.ns"] >= end, expected_ns=end)["time.ns"]
 
-    def _poll(self, names: Sequence[str], done, expected_ns: int, deadline_ns: int | None) -> dict[str, int]:
-        """Read ``names`` and ``time.ns`` until ``done(values)``. Fails when tester time passes
-        ``deadline_ns`` first, or stands still for ``stall_timeout_s`` of wall time. Sleeps
-        about the tester time still expected (``expected_ns``), within ``poll_interval_s``."""
+    def wait_until(self, names: Sequence[str], done, *, expected_ns: int,
+                   deadline_ns: int | None = None) -> dict[str, int]:
+        """Read registers ``names`` and ``time.ns`` until ``done(values)`` (a function of the
+        name -> value mapping); returns the last values. Raises DeviceError when tester time
+        passes ``deadline_ns`` first, or stands still for ``stall_timeout_s`` of wall time.
+        Sleeps about the tester time still expected (until ``expected_ns``), within
+        ``poll_interval_s``."""
         last_ns, last_change = -1, time.monotonic()
         while True:
             values = self.read_many([*names, "time.ns"])
@@ -808,4 +811,5 @@ class Device:
         by ``end_ns`` (plus the last frame and a margin)."""
         names = [f"p{port}.gen.running" for port in ports]
         margin = 1_000_000 + duration_ns // 10
-        self._poll(names, lambda v: not any(v[n] for n in names), end_ns, end_ns + margin)
+        self.wait_until(names, lambda v: not any(v[n] for n in names), expected_ns=end_ns,
+                        deadline_ns=end_ns + margin)
