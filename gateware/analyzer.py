@@ -17,10 +17,8 @@ by one of two definitions chosen by ``lat_def``:
 
 The selected latency feeds every latency statistic, ``lat_value`` and the per-frame events.
 
-Per port: test frames and bytes (good FCS, FCS included), sequence errors (frames whose
-sequence number is not the one expected; the expectation then follows the received number,
-so one lost frame counts one error), FCS errors (any frame the MAC flags), other (non-test)
-frames with a good FCS, and the latency of every good test frame as min, max, sum and sum of
+Per port: test frames and bytes (good FCS, FCS included), FCS errors (any frame the MAC
+flags), other (non-test) frames with a good FCS, and the latency of every good test frame as min, max, sum and sum of
 squares in ns, and jitter as the sum of |latency - previous latency| over consecutive test
 frames (RFC 4689 3.2.5 / RFC 3550 style mean absolute delay variation = jitter_sum /
 (frames - 1)). Each good test frame's latency is also offered on ``lat_sample``/``lat_value``
@@ -62,7 +60,6 @@ class Analyzer(wiring.Component):
 
     rx_frames: Out(64)
     rx_bytes: Out(64)
-    seq_errors: Out(64)
     fcs_errors: Out(64)
     other_frames: Out(64)
     lat_min: Out(32, init=LAT_MIN_INIT)
@@ -133,7 +130,6 @@ class Analyzer(wiring.Component):
         m.d.comb += [self.ev_valid.eq(c_valid & c_test), self.ev_fcs_err.eq(c_err),
                      self.ev_sid.eq(c_sid), self.ev_seq.eq(c_seq), self.ev_latency.eq(c_lat),
                      self.ev_rx_ns.eq(c_rx), self.ev_bytes.eq(c_len)]
-        expected = Signal(32)
         with m.If(c_valid):
             with m.If(c_err):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)
@@ -143,10 +139,7 @@ class Analyzer(wiring.Component):
                     self.rx_bytes.eq(self.rx_bytes + c_len),
                     self.lat_sum.eq(self.lat_sum + c_lat),
                     self.last_rx_ns.eq(c_rx),
-                    expected.eq(c_seq + 1),
                 ]
-                with m.If(c_seq != expected):
-                    m.d.sync += self.seq_errors.eq(self.seq_errors + 1)
                 with m.If(c_lat < self.lat_min):
                     m.d.sync += self.lat_min.eq(c_lat)
                 with m.If(c_lat > self.lat_max):
@@ -177,9 +170,9 @@ class Analyzer(wiring.Component):
         with m.If(self.clear):
             m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0)]
             m.d.sync += [
-                self.rx_frames.eq(0), self.rx_bytes.eq(0), self.seq_errors.eq(0),
+                self.rx_frames.eq(0), self.rx_bytes.eq(0),
                 self.fcs_errors.eq(0), self.other_frames.eq(0), self.lat_min.eq(LAT_MIN_INIT),
                 self.lat_max.eq(LAT_MAX_INIT), self.lat_sum.eq(0), self.first_rx_ns.eq(0),
-                self.last_rx_ns.eq(0), expected.eq(0),
+                self.last_rx_ns.eq(0),
             ]
         return m

@@ -29,10 +29,9 @@ class AnalyzerModel:
 
     def __init__(self, lat_def):
         self.lat_def = lat_def
-        self.c = dict(rx_frames=0, rx_bytes=0, seq_errors=0, fcs_errors=0, other_frames=0,
+        self.c = dict(rx_frames=0, rx_bytes=0, fcs_errors=0, other_frames=0,
                       lat_min=LAT_MIN_INIT, lat_max=0, lat_sum=0, first_rx_ns=0, last_rx_ns=0,
                       lat_sq_sum=0, jitter_sum=0)
-        self.expected = 0
         self.prev = None
         self.samples = []
         self.events = []
@@ -56,8 +55,6 @@ class AnalyzerModel:
             c["first_rx_ns"] = rx_ts
         c["rx_frames"] += 1
         c["rx_bytes"] += length
-        c["seq_errors"] += seq != self.expected
-        self.expected = (seq + 1) & 0xFFFFFFFF
         c["lat_min"] = min(c["lat_min"], lat)
         c["lat_max"] = max(c["lat_max"], lat)
         c["lat_sum"] += lat
@@ -197,7 +194,7 @@ def test_counters_match_model(sizes, gap, lat_def):
     gap_cycles, idle_p = GAPS[gap]
     model = run(items, lat_def=lat_def, gap_cycles=gap_cycles, idle_p=idle_p, rng=rng, latencies=LATENCIES)
     # the traffic really exercised every counter
-    assert model.c["seq_errors"] >= 3 and model.c["fcs_errors"] == 2 and model.c["other_frames"] == 5
+    assert model.c["fcs_errors"] == 2 and model.c["other_frames"] == 5
     assert any(e["ev_fcs_err"] for e in model.events) and len(model.events) == 13
     if lat_def == LAT_LAST_BIT:
         assert 0 in model.samples              # clamped

@@ -108,7 +108,7 @@ class Golden:
     def __init__(self, group=0, lat_def=0):
         self.group, self.lat_def = group, lat_def
         self.port = {name: 0 for name, _ in ANA_COUNTERS} | {"lat_min": M32}
-        self.expected, self.prev_lat = 0, None
+        self.prev_lat = None
         self.entries, self.history = {}, {}
         self.foreign = self.stats_seq_errors = 0
 
@@ -140,8 +140,6 @@ class Golden:
             if p["rx_frames"] == 1:
                 p["first_rx_ns"] = rx
             p["last_rx_ns"] = rx
-            p["seq_errors"] += seq != self.expected
-            self.expected = (seq + 1) & M32
             if self.prev_lat is not None:
                 p["jitter_sum"] += abs(lat - self.prev_lat)
             self.prev_lat = lat
@@ -227,7 +225,7 @@ async def rx_odd_sizes_and_back_to_back(dut):
         golden.frame(data, bad, rx)
     got = await b.port_counters()
     assert got == golden.port, (got, golden.port)
-    assert got["rx_frames"] == 356 and got["seq_errors"] > 0
+    assert got["rx_frames"] == 356
     entries, foreign, _ = await b.stream_entries()
     for i in (0, 1, 2, 3, 5):
         assert entries[i] == golden.entries[i], (i, entries[i], golden.entries[i])

@@ -51,7 +51,7 @@ _GMII = {"gmii_tx_en": Out(1), "gmii_tx_er": Out(1), "gmii_txd": Out(8),
          "gmii_rx_dv": In(1), "gmii_rx_er": In(1), "gmii_rxd": In(8)}
 
 #: analyzer outputs shown in the bank as ``ana.<name>`` (live)
-ANA_COUNTERS = [("rx_frames", 64), ("rx_bytes", 64), ("seq_errors", 64), ("fcs_errors", 64),
+ANA_COUNTERS = [("rx_frames", 64), ("rx_bytes", 64), ("fcs_errors", 64),
                 ("other_frames", 64), ("lat_min", 32), ("lat_max", 32), ("lat_sum", 64),
                 ("first_rx_ns", 64), ("last_rx_ns", 64), ("lat_sq_sum", 96), ("jitter_sum", 64)]
 
