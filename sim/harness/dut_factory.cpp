@@ -39,10 +39,12 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
         uint64_t latency_ns = p.get_uint("latency_ns", 10000, 0, 1000000000, kNsPerCycle);
         uint64_t max_frame = p.get_uint("max_frame", 16384, 64, 65536);
         uint64_t jitter_ns = p.get_uint("jitter_ns", 0, 0, 1000000000, kNsPerCycle);
+        uint64_t collapse = p.get_uint("collapse", 0, 0, rate);
+        uint64_t recover_ns = p.get_uint("recover_ns", 0, 0, 3600ULL * 1000000000ULL, kNsPerCycle);
         impairments();
         p.finish();
         dut = std::make_unique<RouterModel>(rate, queue, latency_ns, max_frame, jitter_ns,
-                                            imp.seed, direction);
+                                            imp.seed, direction, collapse, recover_ns);
     } else {
         throw std::invalid_argument("dut '" + model + "': unknown model, known models: " +
                                     known_dut_models());

@@ -18,6 +18,9 @@ struct DutCounters {
     uint64_t reordered = 0;    // frames held back by `reorder`
     uint64_t corrupted = 0;    // frames with one byte flipped by `corrupt`
     uint64_t blackout = 0;     // frames dropped inside the `blackout` window
+    // router overload collapse (dut_router.h)
+    uint64_t collapses = 0;      // times the router collapsed
+    uint64_t recovered_at = 0;   // cycle of the last recovery (0: never)
 };
 
 // A device under test seen from one direction: it consumes the tester's GMII transmit
