@@ -18,7 +18,10 @@ random decision, so runs are reproducible. The router also takes ``jitter`` (a t
 frame's latency is ``latency + U[0, jitter]`` and frames still leave in order; and
 ``collapse=RATE,recover=TIME`` (RFC 2544 26.5 system recovery): an overload that overflows
 its queue makes it serve at ``collapse`` frames/s until ``recover`` after frames stop coming
-faster than ``rate`` (exact rules in sim/harness/dut_router.h).
+faster than ``rate`` (exact rules in sim/harness/dut_router.h). ``reboot=TIME`` (any model;
+RFC 2544 26.6 / RFC 6201): the device can be reset by the host through the simulation's DUT
+control window (:mod:`wirespeed.sim.control`); a reset takes it down for TIME, losing what
+it held (sim/harness/dut_reset.h).
 
 Times take a unit (``ns``, ``us``, ``ms``, ``s``) and must be whole multiples of the 8 ns
 clock; rates are frames per second, optionally with a ``k`` or ``M`` suffix. The same model
@@ -122,7 +125,8 @@ def _time_field_check(name: str, value: int, lo: int, hi: int) -> int:
 
 # Parameters left out of the canonical text, the harness arguments and describe() while they
 # have their default value (so specs without impairments read exactly as before).
-_OPTIONAL = frozenset({"jitter", "collapse", "recover", "loss", "dup", "reorder", "corrupt", "blackout", "seed"})
+_OPTIONAL = frozenset({"jitter", "collapse", "recover", "loss", "dup", "reorder", "corrupt", "blackout", "seed",
+                       "reboot"})
 
 _PROB_TEXT = "a probability 0..1 with at most 9 decimals (e.g. 0.01)"
 IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -133,10 +137,11 @@ IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
     "blackout": ("blackout_ns", "window",
                  "START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms)"),
     "seed": ("seed", "int", "an integer 0..4294967295"),
+    "reboot": ("reboot_ns", "time", "a time 8ns..3600s, multiple of 8ns (e.g. 2s)"),
 }
 IMPAIR_LIMITS: dict[str, tuple[int, int]] = {
     "loss": (0, 1), "dup": (0, 1), "reorder": (0, 1), "corrupt": (0, 1),
-    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1),
+    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1), "reboot_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
 }
 
 
@@ -151,6 +156,7 @@ class ImpairmentsMixin(BaseModel):
     corrupt: float = 0.0
     blackout_ns: tuple[int, int] | None = None  # (start, length)
     seed: int = Field(default=1, ge=0, le=2**32 - 1)
+    reboot_ns: int = 0      # a reset (host command) takes the device down this long; 0: no reset
 
     @field_validator("loss", "dup", "reorder", "corrupt")
     @classmethod
@@ -158,6 +164,11 @@ class ImpairmentsMixin(BaseModel):
         if _prob_ppb(v) is None:
             raise ValueError(f"{info.field_name} must be {_PROB_TEXT}, got {v!r}")
         return float(v)
+
+    @field_validator("reboot_ns")
+    @classmethod
+    def _check_reboot(cls, v: int) -> int:
+        return _time_field_check("reboot", v, 0, MAX_BLACKOUT_NS)
 
     @field_validator("blackout_ns")
     @classmethod
@@ -179,6 +190,8 @@ class ImpairmentsMixin(BaseModel):
                      "--dut-param", f"blackout_len_ns={self.blackout_ns[1]}"]
         if self.seed != 1:
             args += ["--dut-param", f"seed={self.seed}"]
+        if self.reboot_ns:
+            args += ["--dut-param", f"reboot_ns={self.reboot_ns}"]
         return args
 
     def impairment_describe(self) -> dict:
@@ -190,7 +203,7 @@ class ImpairmentsMixin(BaseModel):
             d["blackout_start_ns"], d["blackout_len_ns"] = self.blackout_ns
         if self.seed != 1:
             d["seed"] = self.seed
-        return {"impairments": d} if d else {}
+        return ({"impairments": d} if d else {}) | ({"reboot_ns": self.reboot_ns} if self.reboot_ns else {})
 
 
 class LoopbackSpec(ImpairmentsMixin, DutSpec):

@@ -77,10 +77,10 @@ def test_parse_good(text, expected):
     ("loopback:delay=40 ns", "dut loopback: delay must be a time 0ns..1ms, multiple of 8ns "
                              "(e.g. 40ns, 2us), got '40 ns'"),
     ("router:bogus=1", "dut router: unknown parameter 'bogus', allowed: rate, queue, latency, jitter"
-                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed"),
+                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:latency_ns=8", "dut router: unknown parameter 'latency_ns', allowed: rate, queue, latency, jitter"
-                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed"),
-    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
+                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:queue", "dut router: expected key=value, got 'queue'"),
     ("router:rate=1k,,queue=2", "dut router: expected key=value, got ''"),
     ("router:=5", "dut router: expected key=value, got '=5'"),
@@ -90,7 +90,7 @@ def test_parse_good(text, expected):
                            "(e.g. 2us), got '12ns'"),
     ("router:jitter=2s", "dut router: jitter must be a time 0ns..1s, multiple of 8ns "
                          "(e.g. 2us), got '2s'"),
-    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
+    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:loss=1.5", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1.5'"),
     ("router:dup=-0.1", "dut router: dup must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '-0.1'"),
     ("router:reorder=1e-3", "dut router: reorder must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1e-3'"),

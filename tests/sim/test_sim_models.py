@@ -23,7 +23,7 @@ class Run:
     outs: list[tuple[int, int, int, int, int]]  # (index, start, length, ok, gap before)
     er_cycles: int
     stats: dict[str, int]
-    collapse: dict[str, int]    # collapses, recovered_at
+    collapse: dict[str, int]    # collapses, recovered_at, and the RESET line's fields
 
 
 def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, length: int = 64,
@@ -48,8 +48,8 @@ def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, le
             er = int(w[1])
         elif w[0] == "STATS":
             stats = {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
-        elif w[0] == "COLLAPSE":
-            collapse = {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
+        elif w[0] in ("COLLAPSE", "RESET"):
+            collapse |= {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
     assert er is not None and stats is not None, r.stdout[-2000:]
     assert len(ins) == frames
     return Run(ins, outs, er, stats, collapse)
@@ -214,13 +214,13 @@ def test_router_discards_errored_frames(model_driver):
     ("loopback", ("delay_ns=1000008",),
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '1000008'"),
     ("loopback", ("rate=5",), "dut loopback: unknown parameter 'rate', allowed: delay_ns"
-     ", loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
+     ", loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=x",), "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router", ("queue=0",), "dut router: queue must be an integer 1..65536, got '0'"),
     ("router", ("rate=-1",), "dut router: rate must be an integer 1..125000000, got '-1'"),
     ("router", ("latency=5",),
      "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame, "
-     "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
+     "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=4", "queue=5"), "dut router: parameter 'queue' given twice"),
 ])
 def test_model_parameter_errors(model_driver, dut, params, message):
@@ -262,3 +262,40 @@ def test_router_overload_collapse_and_recovery(model_driver, collapse):
         assert last_lost <= t_switch + service
     # every frame that was not dropped leaves, in order
     assert [idx for idx, *_ in run.outs] == sorted(out)
+
+
+# ---- reset (RFC 2544 26.6 / RFC 6201) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dut,params", [
+    ("router", {"rate": 200_000, "queue": 64, "latency_ns": 8_000}),
+    ("loopback", {"delay_ns": 80}),
+])
+def test_reset_takes_the_device_down_for_its_reboot_time(model_driver, dut, params):
+    """A reset at cycle R: the device's output stops at once (a frame being sent is cut), what
+    it held is lost, frames starting on its input before R + reboot are lost, and the first
+    frame starting at or after R + reboot is forwarded as by a fresh device."""
+    reboot_ns, reset = 400_000, 20_000
+    period = 1000                                   # cycles between frames: 125 kframes/s
+    run = run_model(model_driver, dut, params | {"reboot_ns": reboot_ns}, frames=200, tail=20_000,
+                    period=str(period), extra=("--reset-at", str(reset)))
+    r = run.collapse
+    up = reset + reboot_ns // 8
+    assert (r["taken"], r["resets"], r["reset_at"], r["up_at"]) == (1, 1, reset, up)
+    starts = {i: start for i, start, _ in run.ins}
+    during = [i for i, s in starts.items() if reset <= s < up]
+    assert r["reset_lost"] == len(during) == 50
+    good = [o for o in run.outs if o[3]]
+    assert all(o[1] < reset for o in good if o[0] < during[0])       # sent before the reset
+    assert not any(o[0] in during for o in good)                     # lost while down
+    assert not [o for o in run.outs if reset <= o[1] < up]           # silent while down
+    after = [o for o in good if o[1] >= up]
+    assert after and after[0][0] == during[-1] + 1                   # the first frame after reboot
+    # every frame that started on the input before the reset either left before it or was lost
+    before_reset_out = {o[0] for o in good if o[1] < reset}
+    assert before_reset_out <= {i for i, s in starts.items() if s < reset}
+    # the fresh device forwards everything that follows
+    assert [o[0] for o in after] == list(range(during[-1] + 1, 200))
+    # without a `reboot` parameter a reset is refused and nothing is lost
+    run = run_model(model_driver, dut, params, frames=50, period=str(period), extra=("--reset-at", "2000"))
+    assert run.collapse["taken"] == 0 and len([o for o in run.outs if o[3]]) == 50
