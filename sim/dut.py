@@ -15,7 +15,13 @@ frame; ``blackout=START:LENGTH`` drops the frames the model puts out during
 [START, START+LENGTH) of simulated time (counted from the first clock cycle of the
 simulation; reset takes the first 128 ns); ``seed`` (0..4294967295, default 1) seeds every
 random decision, so runs are reproducible. The router also takes ``jitter`` (a time): each
-frame's latency is ``latency + U[0, jitter]`` and frames still leave in order.
+frame's latency is ``latency + U[0, jitter]`` and frames still leave in order; and
+``collapse=RATE,recover=TIME`` (RFC 2544 26.5 system recovery): an overload that overflows
+its queue makes it serve at ``collapse`` frames/s until ``recover`` after frames stop coming
+faster than ``rate`` (exact rules in sim/harness/dut_router.h). ``reboot=TIME`` (any model;
+RFC 2544 26.6 / RFC 6201): the device can be reset by the host through the simulation's DUT
+control window (:mod:`wirespeed.sim.control`); a reset takes it down for TIME, losing what
+it held (sim/harness/dut_reset.h).
 
 Times take a unit (``ns``, ``us``, ``ms``, ``s``) and must be whole multiples of the 8 ns
 clock; rates are frames per second, optionally with a ``k`` or ``M`` suffix. The same model
@@ -29,7 +35,7 @@ from abc import abstractmethod
 from decimal import Decimal, InvalidOperation
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "parse_dut", "MODELS", "format_time"]
 
@@ -119,7 +125,8 @@ def _time_field_check(name: str, value: int, lo: int, hi: int) -> int:
 
 # Parameters left out of the canonical text, the harness arguments and describe() while they
 # have their default value (so specs without impairments read exactly as before).
-_OPTIONAL = frozenset({"jitter", "loss", "dup", "reorder", "corrupt", "blackout", "seed"})
+_OPTIONAL = frozenset({"jitter", "collapse", "recover", "loss", "dup", "reorder", "corrupt", "blackout", "seed",
+                       "reboot"})
 
 _PROB_TEXT = "a probability 0..1 with at most 9 decimals (e.g. 0.01)"
 IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
@@ -130,10 +137,11 @@ IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
     "blackout": ("blackout_ns", "window",
                  "START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms)"),
     "seed": ("seed", "int", "an integer 0..4294967295"),
+    "reboot": ("reboot_ns", "time", "a time 8ns..3600s, multiple of 8ns (e.g. 2s)"),
 }
 IMPAIR_LIMITS: dict[str, tuple[int, int]] = {
     "loss": (0, 1), "dup": (0, 1), "reorder": (0, 1), "corrupt": (0, 1),
-    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1),
+    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1), "reboot_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
 }
 
 
@@ -148,6 +156,7 @@ class ImpairmentsMixin(BaseModel):
     corrupt: float = 0.0
     blackout_ns: tuple[int, int] | None = None  # (start, length)
     seed: int = Field(default=1, ge=0, le=2**32 - 1)
+    reboot_ns: int = 0      # a reset (host command) takes the device down this long; 0: no reset
 
     @field_validator("loss", "dup", "reorder", "corrupt")
     @classmethod
@@ -155,6 +164,11 @@ class ImpairmentsMixin(BaseModel):
         if _prob_ppb(v) is None:
             raise ValueError(f"{info.field_name} must be {_PROB_TEXT}, got {v!r}")
         return float(v)
+
+    @field_validator("reboot_ns")
+    @classmethod
+    def _check_reboot(cls, v: int) -> int:
+        return _time_field_check("reboot", v, 0, MAX_BLACKOUT_NS)
 
     @field_validator("blackout_ns")
     @classmethod
@@ -176,6 +190,8 @@ class ImpairmentsMixin(BaseModel):
                      "--dut-param", f"blackout_len_ns={self.blackout_ns[1]}"]
         if self.seed != 1:
             args += ["--dut-param", f"seed={self.seed}"]
+        if self.reboot_ns:
+            args += ["--dut-param", f"reboot_ns={self.reboot_ns}"]
         return args
 
     def impairment_describe(self) -> dict:
@@ -187,7 +203,7 @@ class ImpairmentsMixin(BaseModel):
             d["blackout_start_ns"], d["blackout_len_ns"] = self.blackout_ns
         if self.seed != 1:
             d["seed"] = self.seed
-        return {"impairments": d} if d else {}
+        return ({"impairments": d} if d else {}) | ({"reboot_ns": self.reboot_ns} if self.reboot_ns else {})
 
 
 class LoopbackSpec(ImpairmentsMixin, DutSpec):
@@ -225,12 +241,17 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
     queue: int = Field(default=256, ge=1, le=65536)
     latency_ns: int = 10_000
     jitter_ns: int = 0
+    collapse: int = Field(default=0, ge=0, le=CLOCK_HZ)
+    recover_ns: int = 0
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLOCK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
         "queue": ("queue", "int", "an integer 1..65536"),
         "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 10us)"),
         "jitter": ("jitter_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
+        "collapse": ("collapse", "rate", "a service rate in frames/s below rate, used after an overload "
+                                          "(e.g. 20k); needs recover"),
+        "recover": ("recover_ns", "time", "a time 8ns..3600s, multiple of 8ns (e.g. 2s)"),
         **IMPAIR_PARAMS,
     }
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
@@ -238,6 +259,8 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
         "queue": (1, 65536),
         "latency_ns": (0, 1_000_000_000),
         "jitter_ns": (0, 1_000_000_000),
+        "collapse": (1, CLOCK_HZ),
+        "recover_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
         **IMPAIR_LIMITS,
     }
 
@@ -251,6 +274,19 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
     def _check_jitter(cls, v: int) -> int:
         return _time_field_check("jitter", v, *cls.LIMITS["jitter_ns"])
 
+    @field_validator("recover_ns")
+    @classmethod
+    def _check_recover(cls, v: int) -> int:
+        return _time_field_check("recover", v, 0, MAX_BLACKOUT_NS)
+
+    @model_validator(mode="after")
+    def _check_collapse(self):
+        if self.collapse and self.collapse >= self.rate:
+            raise ValueError(f"dut router: collapse must be below rate ({self.rate} frames/s), got {self.collapse}")
+        if bool(self.collapse) != bool(self.recover_ns):
+            raise ValueError("dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)")
+        return self
+
     def harness_args(self) -> list[str]:
         return [
             "--dut", "router",
@@ -258,6 +294,8 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
             "--dut-param", f"queue={self.queue}",
             "--dut-param", f"latency_ns={self.latency_ns}",
             *(["--dut-param", f"jitter_ns={self.jitter_ns}"] if self.jitter_ns else []),
+            *(["--dut-param", f"collapse={self.collapse}", "--dut-param", f"recover_ns={self.recover_ns}"]
+              if self.collapse else []),
             *self.impairment_args(),
         ]
 
@@ -270,6 +308,7 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
             "latency_ns": self.latency_ns,
             "service_ns": 1e9 / self.rate,
             **({"jitter_ns": self.jitter_ns} if self.jitter_ns else {}),
+            **({"collapse_fps": self.collapse, "recover_ns": self.recover_ns} if self.collapse else {}),
             **self.impairment_describe(),
         }
 
@@ -346,7 +385,11 @@ def parse_dut(text: str) -> DutSpec:
         if bad:
             raise ValueError(f"dut {name}: {key} must be {allowed_text}, got {raw!r}")
         values[attr] = value
-    return cls(**values)
+    try:
+        return cls(**values)
+    except ValidationError as exc:           # rules across parameters: one line, like the rest
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ValueError(msg if msg.startswith(f"dut {name}") else f"dut {name}: {msg}") from None
 
 
 def _parse_int(text: str) -> int | None:

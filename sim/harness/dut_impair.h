@@ -56,6 +56,7 @@ public:
     GmiiSym step(GmiiSym in) override;
     std::string describe() const override;
     const DutCounters& counters() const override;
+    bool trigger_reset() override { return inner_->trigger_reset(); }
 
 private:
     struct Buf {

@@ -18,6 +18,14 @@ struct DutCounters {
     uint64_t reordered = 0;    // frames held back by `reorder`
     uint64_t corrupted = 0;    // frames with one byte flipped by `corrupt`
     uint64_t blackout = 0;     // frames dropped inside the `blackout` window
+    // router overload collapse (dut_router.h)
+    uint64_t collapses = 0;      // times the router collapsed
+    uint64_t recovered_at = 0;   // cycle of the last recovery (0: never)
+    // reset (dut_reset.h)
+    uint64_t resets = 0;         // resets taken
+    uint64_t reset_lost = 0;     // frames that started on the input while the device was down
+    uint64_t reset_at = 0;       // cycle of the last reset
+    uint64_t up_at = 0;          // cycle the device last came back (0: never reset)
 };
 
 // A device under test seen from one direction: it consumes the tester's GMII transmit
@@ -36,6 +44,10 @@ public:
     // Virtual so that a wrapping stage can report its inner model's counters merged with its
     // own; called only for reports, never per cycle.
     virtual const DutCounters& counters() const { return counters_; }
+
+    // Reset the device now (RFC 6201); false if the model cannot be reset (no `reboot`
+    // parameter) or is already down.
+    virtual bool trigger_reset() { return false; }
 
 protected:
     DutCounters counters_;

@@ -4,7 +4,7 @@ namespace ws {
 
 RouterModel::RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns,
                          uint64_t max_frame, uint64_t jitter_ns, uint64_t seed,
-                         unsigned direction)
+                         unsigned direction, uint64_t collapse_fps, uint64_t recover_ns)
     : rate_fps_(rate_fps),
       queue_(queue),
       latency_ns_(latency_ns),
@@ -14,8 +14,12 @@ RouterModel::RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns,
       seed_(seed),
       jitter_span_(jitter_ns ? jitter_ns / kNsPerCycle + 1 : 0),
       rng_(prng_seed(seed, PrngPurpose::kJitter, direction)),
-      units_per_cycle_(rate_fps),
-      service_units_(kClockHz) {}
+      collapse_fps_(collapse_fps),
+      recover_ns_(recover_ns),
+      recover_cycles_(recover_ns / kNsPerCycle),
+      units_per_cycle_(Time(rate_fps) * (collapse_fps ? collapse_fps : 1)),
+      service_units_(Time(kClockHz) * (collapse_fps ? collapse_fps : 1)),
+      collapsed_units_(Time(kClockHz) * rate_fps) {}
 
 RouterModel::~RouterModel() {
     for (Frame* f : waiting_) delete f;
@@ -30,7 +34,10 @@ std::string RouterModel::describe() const {
            " latency_ns=" + std::to_string(latency_ns_) +
            " max_frame=" + std::to_string(max_frame_) +
            (jitter_span_ ? " jitter_ns=" + std::to_string(jitter_ns_) + " seed=" + std::to_string(seed_)
-                         : std::string());
+                         : std::string()) +
+           (collapse_fps_ ? " collapse=" + std::to_string(collapse_fps_) +
+                                " recover_ns=" + std::to_string(recover_ns_)
+                          : std::string());
 }
 
 RouterModel::Frame* RouterModel::alloc_frame() {
@@ -54,7 +61,7 @@ void RouterModel::serve() {
         waiting_.pop_front();
         Time arrival = Time(f->t) * units_per_cycle_;
         Time start = arrival > free_at_ ? arrival : free_at_;
-        free_at_ = start + service_units_;
+        free_at_ = start + (collapsed_ ? collapsed_units_ : service_units_);
         Time done_cycle = (free_at_ + units_per_cycle_ - 1) / units_per_cycle_;  // round up
         f->t = uint64_t(done_cycle) + latency_cycles_;
         if (jitter_span_) f->t += rng_.below(jitter_span_);
@@ -102,6 +109,23 @@ GmiiSym RouterModel::step(GmiiSym in) {
         rx_state_ = RxState::kIdle;
     }
 
+    // ---- overload collapse ---------------------------------------------------------------
+    if (collapse_fps_) {
+        if (arrived) {
+            // faster than the service rate: gap < 1/rate s, i.e. gap * rate < clock
+            if (have_arrival_ && (now_ - last_arrival_) * rate_fps_ < kClockHz) {
+                last_fast_ = now_;
+                have_fast_ = true;
+            }
+            have_arrival_ = true;
+            last_arrival_ = now_;
+        }
+        if (collapsed_ && now_ >= last_fast_ + recover_cycles_) {
+            collapsed_ = false;
+            counters_.recovered_at = now_;
+        }
+    }
+
     // ---- queue and server ---------------------------------------------------------------
     if (!waiting_.empty()) serve();
     if (arrived) {
@@ -111,6 +135,12 @@ GmiiSym RouterModel::step(GmiiSym in) {
         } else {
             counters_.dropped++;
             free_frame(arrived);
+            // a drop collapses the router while it is overloaded (not in the drops that empty
+            // a full queue after the overload has ended)
+            if (collapse_fps_ && !collapsed_ && have_fast_ && now_ < last_fast_ + recover_cycles_) {
+                collapsed_ = true;
+                counters_.collapses++;
+            }
         }
     }
 

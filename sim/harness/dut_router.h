@@ -19,6 +19,17 @@
 //    cycles drawn uniformly from [0, jitter/8] (SplitMix64 `below(jitter/8 + 1)`, one draw per
 //    frame in service order, stream seeded from `seed`, see dut_prng.h). Frames still leave
 //    in order: a frame leaves at max(its own release cycle, end of the previous frame + 12).
+//  * Overload collapse (`collapse` > 0, for RFC 2544 26.5 system recovery; off by default): a
+//    frame whose arrival cycle is less than 1/`rate` s after the previous frame's is a fast
+//    arrival; the router is overloaded until `recover` after the last fast arrival. A frame
+//    dropped because the queue is full while the router is overloaded makes it collapse (as a
+//    router in receive livelock does): while collapsed, each service lasts 1/`collapse` s
+//    instead of 1/`rate` s. It recovers (service back to 1/`rate` s, from the next service on)
+//    at the first cycle >= (arrival cycle of the last fast arrival) + `recover`; drops after
+//    that (a queue still full) do not collapse it again. With offered load above `rate`
+//    then below it, frames are lost until about `recover` after the load fell whenever
+//    `collapse` is below the lower load (the queue stays full); the counters record the
+//    collapses and the cycle of the last recovery.
 // For an idle router the first output preamble byte therefore appears
 // ceil(1/rate s) + latency after the arrival cycle.
 #pragma once
@@ -34,7 +45,8 @@ namespace ws {
 class RouterModel final : public DutModel {
 public:
     RouterModel(uint64_t rate_fps, uint64_t queue, uint64_t latency_ns, uint64_t max_frame,
-                uint64_t jitter_ns = 0, uint64_t seed = 1, unsigned direction = 0);
+                uint64_t jitter_ns = 0, uint64_t seed = 1, unsigned direction = 0,
+                uint64_t collapse_fps = 0, uint64_t recover_ns = 0);
     ~RouterModel() override;
     RouterModel(const RouterModel&) = delete;
     RouterModel& operator=(const RouterModel&) = delete;
@@ -44,6 +56,7 @@ public:
 
     // Frames currently inside the model (waiting, in service/latency, being transmitted).
     size_t frames_inside() const { return waiting_.size() + served_.size() + (tx_ ? 1 : 0); }
+    bool collapsed() const { return collapsed_; }
 
 private:
     using Time = unsigned __int128;  // server time in units of 1/rate cycles
@@ -64,8 +77,10 @@ private:
     uint64_t jitter_ns_, seed_;
     uint64_t jitter_span_;  // jitter/8 + 1 values, or 0 without jitter
     SplitMix64 rng_;
-    Time units_per_cycle_;  // = rate
-    Time service_units_;    // = clock Hz (one service = clock/rate cycles)
+    uint64_t collapse_fps_, recover_ns_, recover_cycles_;
+    Time units_per_cycle_;  // = rate * (collapse or 1)
+    Time service_units_;    // = clock Hz * (collapse or 1): one service = clock/rate cycles
+    Time collapsed_units_;  // = clock Hz * rate: one service = clock/collapse cycles
 
     uint64_t now_ = 0;  // current cycle
     Time now_units_ = 0;
@@ -73,6 +88,13 @@ private:
     // receive
     RxState rx_state_ = RxState::kIdle;
     Frame* rx_ = nullptr;
+
+    // overload collapse
+    bool collapsed_ = false;
+    bool have_arrival_ = false;
+    bool have_fast_ = false;
+    uint64_t last_arrival_ = 0;    // arrival cycle of the previous frame
+    uint64_t last_fast_ = 0;       // arrival cycle of the last fast arrival
 
     // service
     Time free_at_ = 0;             // server becomes free at this time

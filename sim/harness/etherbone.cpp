@@ -82,7 +82,7 @@ EbResult etherbone_handle(const uint8_t* pkt, size_t len, CsrBus& bus, uint32_t 
                 stats.writes++;
                 if (addr < window)
                     bus.write(addr >> 2, be32(p));
-                else
+                else if (!bus.ext_write(addr, be32(p)))
                     stats.out_of_range++;
                 if (!(flags & kRecordWff)) addr += 4;
             }
@@ -101,7 +101,7 @@ EbResult etherbone_handle(const uint8_t* pkt, size_t len, CsrBus& bus, uint32_t 
                 stats.reads++;
                 if (addr < window)
                     value = bus.read(addr >> 2);
-                else
+                else if (!bus.ext_read(addr, value))
                     stats.out_of_range++;
                 put_be32(reply, value);
             }

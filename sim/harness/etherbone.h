@@ -21,6 +21,10 @@ public:
     virtual ~CsrBus() = default;
     virtual uint32_t read(uint32_t word_addr) = 0;
     virtual void write(uint32_t word_addr, uint32_t data) = 0;
+    // Byte addresses beyond the CSR window (e.g. the simulation's DUT control window);
+    // false: nothing there (counted out of range, reads return 0).
+    virtual bool ext_read(uint32_t /*byte_addr*/, uint32_t& /*value*/) { return false; }
+    virtual bool ext_write(uint32_t /*byte_addr*/, uint32_t /*data*/) { return false; }
 };
 
 struct EtherboneStats {

@@ -3,6 +3,15 @@
 //
 //   p0 GMII TX -> model A -> p1 GMII RX
 //   p1 GMII TX -> model B -> p0 GMII RX
+//
+// DUT control window (simulation only; Etherbone byte addresses from kDutBase, 32-bit words,
+// 64-bit values low word first; layout mirrored in sim/control.py):
+//   +0x00  write: reset the DUT now (both directions, RFC 6201; needs the model's `reboot`
+//          parameter); read: 1 if the last reset command was taken, 0 if refused
+//   +0x08  harness cycle counter (64)
+//   +0x40 + 0x40*d  direction d (0: model A, p0 -> p1; 1: model B) counters, 64 bits each:
+//          +0x00 frames_in, +0x08 frames_out, +0x10 dropped, +0x18 errored, +0x20 resets,
+//          +0x28 reset_lost, +0x30 reset_at (cycle), +0x38 up_at (cycle)
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,6 +26,8 @@ namespace ws {
 class SimHarness final : public CsrBus {
 public:
     static constexpr uint32_t kCsrWords = 65536;  // csr_addr is 16 bits (256 KiB)
+    static constexpr uint32_t kDutBase = 0x00100000;
+    static constexpr uint32_t kDutBytes = 0xC0;
 
     SimHarness(std::unique_ptr<DutModel> a, std::unique_ptr<DutModel> b)
         : ctx_(std::make_unique<VerilatedContext>()),
@@ -82,6 +93,32 @@ public:
         top_->csr_w_stb = 0;
     }
 
+    bool ext_write(uint32_t byte_addr, uint32_t /*data*/) override {
+        if (byte_addr != kDutBase) return false;
+        bool a = a_->trigger_reset();
+        bool b = b_->trigger_reset();
+        reset_taken_ = a && b;
+        return true;
+    }
+
+    bool ext_read(uint32_t byte_addr, uint32_t& value) override {
+        if (byte_addr < kDutBase || byte_addr >= kDutBase + kDutBytes || byte_addr % 4) return false;
+        const uint32_t off = byte_addr - kDutBase;
+        uint64_t v = 0;
+        if (off < 0x08) {
+            v = off == 0 ? reset_taken_ : 0;
+        } else if (off < 0x40) {
+            v = off < 0x10 ? cycles_ : 0;
+        } else {
+            const DutCounters& c = ((off - 0x40) / 0x40 ? b_ : a_)->counters();
+            const uint64_t fields[8] = {c.frames_in, c.frames_out, c.dropped, c.errored,
+                                        c.resets,    c.reset_lost, c.reset_at, c.up_at};
+            v = fields[((off - 0x40) % 0x40) / 8];
+        }
+        value = uint32_t(off % 8 ? v >> 32 : v);
+        return true;
+    }
+
     uint64_t cycles() const { return cycles_; }
     bool finished() const { return ctx_->gotFinish(); }
     const DutModel& model_a() const { return *a_; }
@@ -92,6 +129,7 @@ private:
     std::unique_ptr<Vwirespeed_sim_top> top_;
     std::unique_ptr<DutModel> a_, b_;
     uint64_t cycles_ = 0;
+    bool reset_taken_ = false;
 };
 
 }  // namespace ws

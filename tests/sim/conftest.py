@@ -31,7 +31,7 @@ def model_driver(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("model_driver") / "model_driver"
     sources = [TESTS_DIR / "model_driver.cpp"] + [
         HARNESS_DIR / f"{name}.cpp"
-        for name in ("dut_factory", "dut_impair", "dut_loopback", "dut_router", "dut_params")
+        for name in ("dut_factory", "dut_impair", "dut_loopback", "dut_reset", "dut_router", "dut_params")
     ]
     return compile_cxx(out, sources)
 

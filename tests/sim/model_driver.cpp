@@ -8,7 +8,11 @@
 //   ER  <cycles with rx_er>
 //   STATS frames_in=.. frames_out=.. dropped=.. errored=..
 //   IMPAIR lost=.. duplicated=.. reordered=.. corrupted=.. blackout=..
-// Frame i (len bytes after the SFD) starts at cycle start + floor(i * num / den): 7x0x55, 0xD5,
+//   COLLAPSE collapses=.. recovered_at=..
+//   RESET taken=.. resets=.. reset_lost=.. reset_at=.. up_at=..
+// Frame i (len bytes after the SFD) starts at cycle start + floor(i * num / den) (with --switch
+// S --period2 NUM2/DEN2: frames i >= S start at start(S) + floor((i - S) * num2 / den2), where
+// start(S) is where frame S would start at the first period): 7x0x55, 0xD5,
 // then bytes b[0..3] = i (big-endian), b[j] = (i * 7 + j) & 0xFF. `ok` means: preamble and SFD
 // exactly right, content equal to frame <index> byte for byte, rx_er never set. With --fcs 1
 // the last 4 bytes are instead the Ethernet FCS (CRC-32, least significant byte first) of the
@@ -17,7 +21,7 @@
 //
 // Options: --dut NAME --dut-param K=V ... --frames N --len L --period NUM/DEN
 //          [--start C] [--tail C] [--er-frame I] [--no-sfd-frame I] [--bench CYCLES]
-//          [--fcs 0|1] [--dump 0|1]
+//          [--fcs 0|1] [--dump 0|1] [--switch S --period2 NUM2/DEN2] [--reset-at CYCLE]
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -78,6 +82,8 @@ int main(int argc, char** argv) {
     std::string model = "loopback";
     std::vector<std::pair<std::string, std::string>> params;
     uint64_t frames = 1, len = 64, num = 100, den = 1, start = 10, tail = 10000, bench = 0;
+    uint64_t switch_at = UINT64_MAX, num2 = 0, den2 = 1, reset_at = UINT64_MAX;
+    bool reset_taken = false;
     std::set<uint64_t> er_frames, no_sfd_frames;
     bool fcs = false, dump = false;
     for (int i = 1; i < argc; i++) {
@@ -92,7 +98,13 @@ int main(int argc, char** argv) {
             auto slash = v.find('/');
             num = std::stoull(v.substr(0, slash));
             den = slash == std::string::npos ? 1 : std::stoull(v.substr(slash + 1));
-        } else if (a == "--start") start = std::stoull(v);
+        } else if (a == "--period2") {
+            auto slash = v.find('/');
+            num2 = std::stoull(v.substr(0, slash));
+            den2 = slash == std::string::npos ? 1 : std::stoull(v.substr(slash + 1));
+        } else if (a == "--switch") switch_at = std::stoull(v);
+        else if (a == "--reset-at") reset_at = std::stoull(v);
+        else if (a == "--start") start = std::stoull(v);
         else if (a == "--tail") tail = std::stoull(v);
         else if (a == "--er-frame") er_frames.insert(std::stoull(v));
         else if (a == "--no-sfd-frame") no_sfd_frames.insert(std::stoull(v));
@@ -103,6 +115,7 @@ int main(int argc, char** argv) {
     }
     if (len < 4) die("--len must be >= 4");
     if (num < (len + 9) * den) die("--period leaves no idle cycle between frames");
+    if (switch_at != UINT64_MAX && num2 < (len + 9) * den2) die("--period2 leaves no idle cycle between frames");
 
     std::unique_ptr<DutModel> dut;
     try {
@@ -113,7 +126,10 @@ int main(int argc, char** argv) {
     }
 
     // ---- transmit schedule -----------------------------------------------------------------
-    auto frame_start = [&](uint64_t i) { return start + (i * num) / den; };
+    auto frame_start = [&](uint64_t i) {
+        if (i < switch_at) return start + (i * num) / den;
+        return start + (switch_at * num) / den + ((i - switch_at) * num2) / den2;
+    };
     const uint64_t frame_cycles = kPreambleLen + len;
     const uint64_t total =
         bench ? bench : (frames ? frame_start(frames - 1) + frame_cycles : start) + tail;
@@ -180,6 +196,7 @@ int main(int argc, char** argv) {
             }
         }
 
+        if (t == reset_at) reset_taken = dut->trigger_reset();
         GmiiSym out = dut->step(in);
 
         if (out.er) er_cycles++;
@@ -217,6 +234,9 @@ int main(int argc, char** argv) {
     std::printf("IMPAIR lost=%" PRIu64 " duplicated=%" PRIu64 " reordered=%" PRIu64
                 " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
+    std::printf("COLLAPSE collapses=%" PRIu64 " recovered_at=%" PRIu64 "\n", c.collapses, c.recovered_at);
+    std::printf("RESET taken=%d resets=%" PRIu64 " reset_lost=%" PRIu64 " reset_at=%" PRIu64
+                " up_at=%" PRIu64 "\n", reset_taken ? 1 : 0, c.resets, c.reset_lost, c.reset_at, c.up_at);
     if (bench)
         std::printf("BENCH cycles=%" PRIu64 " wall_s=%.4f cycles_per_s=%.0f\n", total, wall,
                     double(total) / wall);

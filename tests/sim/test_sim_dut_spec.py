@@ -33,6 +33,7 @@ from wirespeed.sim.dut import DutSpec, LoopbackSpec, RouterSpec, parse_dut
     ("router:blackout=5ms:2ms", RouterSpec(blackout_ns=(5_000_000, 2_000_000))),
     ("loopback:blackout=0ns:8ns,seed=0", LoopbackSpec(blackout_ns=(0, 8), seed=0)),
     ("router:seed=4294967295", RouterSpec(seed=2**32 - 1)),
+    ("router:rate=400k,collapse=100k,recover=2s", RouterSpec(rate=400_000, collapse=100_000, recover_ns=2 * 10**9)),
 ])
 def test_parse_good(text, expected):
     spec = parse_dut(text)
@@ -76,10 +77,10 @@ def test_parse_good(text, expected):
     ("loopback:delay=40 ns", "dut loopback: delay must be a time 0ns..1ms, multiple of 8ns "
                              "(e.g. 40ns, 2us), got '40 ns'"),
     ("router:bogus=1", "dut router: unknown parameter 'bogus', allowed: rate, queue, latency, jitter"
-                       ", loss, dup, reorder, corrupt, blackout, seed"),
+                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:latency_ns=8", "dut router: unknown parameter 'latency_ns', allowed: rate, queue, latency, jitter"
-                       ", loss, dup, reorder, corrupt, blackout, seed"),
-    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
+                       ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:queue", "dut router: expected key=value, got 'queue'"),
     ("router:rate=1k,,queue=2", "dut router: expected key=value, got ''"),
     ("router:=5", "dut router: expected key=value, got '=5'"),
@@ -89,7 +90,7 @@ def test_parse_good(text, expected):
                            "(e.g. 2us), got '12ns'"),
     ("router:jitter=2s", "dut router: jitter must be a time 0ns..1s, multiple of 8ns "
                          "(e.g. 2us), got '2s'"),
-    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed"),
+    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:loss=1.5", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1.5'"),
     ("router:dup=-0.1", "dut router: dup must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '-0.1'"),
     ("router:reorder=1e-3", "dut router: reorder must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1e-3'"),
@@ -104,6 +105,11 @@ def test_parse_good(text, expected):
     ("router:seed=x", "dut router: seed must be an integer 0..4294967295, got 'x'"),
     ("router:seed=4294967296", "dut router: seed must be an integer 0..4294967295, got '4294967296'"),
     ("router:loss=0.1,loss=0.2", "dut router: parameter 'loss' given twice"),
+    # overload collapse
+    ("router:rate=400k,collapse=400k,recover=1s", "dut router: collapse must be below rate (400000 frames/s), got 400000"),
+    ("router:collapse=10k", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
+    ("router:recover=1s", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
+    ("router:collapse=10k,recover=0s", "dut router: recover must be a time 8ns..3600s, multiple of 8ns (e.g. 2s), got '0s'"),
 ])
 def test_parse_bad(text, message):
     with pytest.raises(ValueError) as e:

@@ -417,3 +417,44 @@ def test_parse_exit_stats():
     assert st["etherbone"]["probes"] == 1
     assert st["dut_a"]["lost"] == 0 and st["dut_b"]["lost"] == 1
     assert st["dut_b"]["loss_ppb"] == 10_000_000 and st["dut_b"]["model"] == "router"
+
+
+def test_dut_reset_through_the_control_window(fixture_binary):
+    """The host resets the simulated DUT through the DUT control window on the Etherbone
+    transport: frames sent while it is down are lost, it comes back after `reboot`, and its
+    counters say so; a DUT without `reboot` refuses the reset."""
+    from wirespeed.host.transport import EtherboneTransport
+    from wirespeed.sim.control import DutControl
+
+    n = 20
+    with SimProcess(parse_dut("router:rate=1M,queue=64,latency=1us,reboot=2ms"), binary=fixture_binary) as sim:
+        c = Client(sim.host, sim.port)
+        transport = EtherboneTransport(sim.host, sim.port)
+        dut = DutControl(transport)
+        c.write(port_reg(0, GEN), (n << 16) | 64)
+        c.wait_idle(0, 40_000)
+        assert dut.reset()
+        t0 = dut.cycles()
+        assert not dut.reset()                          # still down: refused
+        c.write(port_reg(0, GEN), (n << 16) | 64)       # lost: the device is down
+        c.wait_idle(0, 40_000)
+        down = dut.counters()
+        while dut.cycles() < t0 + 2_000_000 // 8 + 100:
+            c.read(port_reg(0, BUSY))
+        c.write(port_reg(0, GEN), (n << 16) | 64)       # forwarded by the fresh device
+        c.wait_idle(0, 40_000)
+        while dut.cycles() < t0 + 2_000_000 // 8 + 20_000:
+            c.read(port_reg(0, BUSY))
+        received, = c.read(port_reg(1, RX_FRAMES))
+        after = dut.counters()
+        transport.close()
+        c.close()
+    assert down[0].resets == down[1].resets == 1 and down[0].reset_lost == n
+    assert after[0].down_ns == 2_000_000 and after[0].up_at > 0
+    assert received == 2 * n and after[0].frames_out == 2 * n and after[0].frames_in == 2 * n
+
+    with SimProcess(parse_dut("loopback"), binary=fixture_binary) as sim:
+        transport = EtherboneTransport(sim.host, sim.port)
+        assert not DutControl(transport).reset()
+        assert DutControl(transport).counters()[0].resets == 0
+        transport.close()

@@ -332,7 +332,7 @@ def test_router_without_jitter_unchanged_by_seed(model_driver):
      "dut router: jitter_ns must be an integer 0..1000000000 and a multiple of 8, got '12'"),
     ("loopback", ("jitter_ns=8",),
      "dut loopback: unknown parameter 'jitter_ns', allowed: delay_ns, loss_ppb, dup_ppb, "
-     "reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
+     "reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("seed=4294967296",),
      "dut router: seed must be an integer 0..4294967295, got '4294967296'"),
     ("router", ("blackout_len_ns=7",),

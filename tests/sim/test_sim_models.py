@@ -23,6 +23,7 @@ class Run:
     outs: list[tuple[int, int, int, int, int]]  # (index, start, length, ok, gap before)
     er_cycles: int
     stats: dict[str, int]
+    collapse: dict[str, int]    # collapses, recovered_at, and the RESET line's fields
 
 
 def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, length: int = 64,
@@ -34,7 +35,7 @@ def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, le
             "--tail", str(tail), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{cmd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-    ins, outs, er, stats = [], [], None, None
+    ins, outs, er, stats, collapse = [], [], None, None, {}
     for line in r.stdout.splitlines():
         w = line.split()
         if w[0] == "IN":
@@ -47,9 +48,11 @@ def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, le
             er = int(w[1])
         elif w[0] == "STATS":
             stats = {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
+        elif w[0] in ("COLLAPSE", "RESET"):
+            collapse |= {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
     assert er is not None and stats is not None, r.stdout[-2000:]
     assert len(ins) == frames
-    return Run(ins, outs, er, stats)
+    return Run(ins, outs, er, stats, collapse)
 
 
 def driver_error(driver: Path, dut: str, *params: str) -> str:
@@ -211,14 +214,88 @@ def test_router_discards_errored_frames(model_driver):
     ("loopback", ("delay_ns=1000008",),
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '1000008'"),
     ("loopback", ("rate=5",), "dut loopback: unknown parameter 'rate', allowed: delay_ns"
-     ", loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
+     ", loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=x",), "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router", ("queue=0",), "dut router: queue must be an integer 1..65536, got '0'"),
     ("router", ("rate=-1",), "dut router: rate must be an integer 1..125000000, got '-1'"),
     ("router", ("latency=5",),
      "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame, "
-     "jitter_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed"),
+     "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=4", "queue=5"), "dut router: parameter 'queue' given twice"),
 ])
 def test_model_parameter_errors(model_driver, dut, params, message):
     assert driver_error(model_driver, dut, *params) == message
+
+
+# ---- overload collapse (RFC 2544 26.5 system recovery) -----------------------------------------
+
+
+@pytest.mark.parametrize("collapse", [0, 20_000])
+def test_router_overload_collapse_and_recovery(model_driver, collapse):
+    """110 % of the router's rate, then 50 %: a collapsing router (service at `collapse` fps
+    after its queue overflowed) keeps losing frames until `recover` after the last frame that
+    came faster than its rate, then drains its queue and loses nothing more; without collapse
+    the losses stop as soon as the load falls."""
+    rate, queue, recover_ns = 100_000, 8, 2_000_000
+    service, slow_service = CLOCK_HZ // rate, CLOCK_HZ // (collapse or rate)    # 1250, 6250 cycles
+    overload, switch, after = 3000, 3000, 1500
+    params = {"rate": rate, "queue": queue, "latency_ns": 0}
+    if collapse:
+        params |= {"collapse": collapse, "recover_ns": recover_ns}
+    run = run_model(model_driver, "router", params, frames=overload + after, tail=50_000,
+                    period="12500/11", extra=("--switch", str(switch), "--period2", "2500"))
+    arrival = {i: end for i, _, end in run.ins}
+    out = {idx for idx, *_ in run.outs}
+    lost = sorted(set(arrival) - out)
+    assert len(lost) == run.stats["dropped"] > 0
+    t_switch = arrival[switch]                 # the last frame that came faster than the rate
+    last_lost = arrival[lost[-1]]
+    if collapse:
+        assert run.collapse["collapses"] == 1
+        recovered = run.collapse["recovered_at"]
+        assert recovered == t_switch + recover_ns // 8
+        # losses go on until the recovery and stop within one collapsed service after it
+        assert recovered - 2500 < last_lost <= recovered + slow_service, (last_lost - recovered)
+    else:
+        assert run.collapse["collapses"] == 0
+        # the queue drains at once: the last loss is within one service of the switch
+        assert last_lost <= t_switch + service
+    # every frame that was not dropped leaves, in order
+    assert [idx for idx, *_ in run.outs] == sorted(out)
+
+
+# ---- reset (RFC 2544 26.6 / RFC 6201) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dut,params", [
+    ("router", {"rate": 200_000, "queue": 64, "latency_ns": 8_000}),
+    ("loopback", {"delay_ns": 80}),
+])
+def test_reset_takes_the_device_down_for_its_reboot_time(model_driver, dut, params):
+    """A reset at cycle R: the device's output stops at once (a frame being sent is cut), what
+    it held is lost, frames starting on its input before R + reboot are lost, and the first
+    frame starting at or after R + reboot is forwarded as by a fresh device."""
+    reboot_ns, reset = 400_000, 20_000
+    period = 1000                                   # cycles between frames: 125 kframes/s
+    run = run_model(model_driver, dut, params | {"reboot_ns": reboot_ns}, frames=200, tail=20_000,
+                    period=str(period), extra=("--reset-at", str(reset)))
+    r = run.collapse
+    up = reset + reboot_ns // 8
+    assert (r["taken"], r["resets"], r["reset_at"], r["up_at"]) == (1, 1, reset, up)
+    starts = {i: start for i, start, _ in run.ins}
+    during = [i for i, s in starts.items() if reset <= s < up]
+    assert r["reset_lost"] == len(during) == 50
+    good = [o for o in run.outs if o[3]]
+    assert all(o[1] < reset for o in good if o[0] < during[0])       # sent before the reset
+    assert not any(o[0] in during for o in good)                     # lost while down
+    assert not [o for o in run.outs if reset <= o[1] < up]           # silent while down
+    after = [o for o in good if o[1] >= up]
+    assert after and after[0][0] == during[-1] + 1                   # the first frame after reboot
+    # every frame that started on the input before the reset either left before it or was lost
+    before_reset_out = {o[0] for o in good if o[1] < reset}
+    assert before_reset_out <= {i for i, s in starts.items() if s < reset}
+    # the fresh device forwards everything that follows
+    assert [o[0] for o in after] == list(range(during[-1] + 1, 200))
+    # without a `reboot` parameter a reset is refused and nothing is lost
+    run = run_model(model_driver, dut, params, frames=50, period=str(period), extra=("--reset-at", "2000"))
+    assert run.collapse["taken"] == 0 and len([o for o in run.outs if o[3]]) == 50
