@@ -23,6 +23,10 @@ RFC 2544 26.6 / RFC 6201): the device can be reset by the host through the simul
 control window (:mod:`wirespeed.sim.control`); a reset takes it down for TIME, losing what
 it held (sim/harness/dut_reset.h).
 
+Profiles (:data:`PROFILES`) name boxes of the seed labs, e.g. ``bsdrp-306m`` (a forwarder
+saturating at 400 kpps) or ``openbsd49-i386-em``; ``NAME:key=value`` overrides their
+parameters.
+
 Times take a unit (``ns``, ``us``, ``ms``, ``s``) and must be whole multiples of the 8 ns
 clock; rates are frames per second, optionally with a ``k`` or ``M`` suffix. The same model
 with the same parameters is placed in both directions (port 0 -> port 1 and back).
@@ -37,7 +41,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-__all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "parse_dut", "MODELS", "format_time"]
+__all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "parse_dut", "MODELS", "PROFILES", "Profile", "profile_description",
+           "format_time"]
 
 NS_PER_CYCLE = 8
 CLOCK_HZ = 125_000_000
@@ -352,16 +357,101 @@ def _parse_window(text: str) -> tuple[int, int] | None:
     return (s, n)
 
 
+class Profile(BaseModel):
+    """A named DUT that mimics a box of the seed labs (``../shared/seeds``) from its published
+    figures: ``spec`` is the model it expands to, ``source`` where the figures come from and
+    ``assumed`` what the lab did not publish and the profile had to choose."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str
+    title: str
+    source: str
+    assumed: str
+
+
+#: Seed-lab boxes. ``--dut NAME`` uses one as is; ``--dut NAME:key=value,...`` overrides or
+#: adds parameters of its model (e.g. ``bsdrp-306m:loss=0.001,seed=2``).
+PROFILES: dict[str, Profile] = {
+    "bsdrp-306m": Profile(
+        spec="router:rate=400k,queue=1024,latency=20us",
+        title="BSDRP on an IBM eServer 306m, Intel 82546GB (em), default settings",
+        source="bsdrp-forwarding-lab-ibm-306m-82546gb: 400.07 kpps forwarded (netmap pkt-gen at "
+               "1.4 Mpps, 5 runs); hw.em.rxd 1024",
+        assumed="latency 20 us"),
+    "bsdrp-306m-tuned": Profile(
+        spec="router:rate=410k,queue=4096,latency=20us",
+        title="the same box with 4096 descriptors and rx_process_limit -1",
+        source="bsdrp-forwarding-lab-ibm-306m-82546gb: 410 kpps; hw.em.rxd 4096",
+        assumed="latency 20 us"),
+    "bsdrp-306m-ipfw": Profile(
+        spec="router:rate=320k,queue=1024,latency=25us",
+        title="the same box with an ipfw firewall",
+        source="bsdrp-forwarding-lab-ibm-306m-82546gb: 320 kpps with ipfw",
+        assumed="latency 25 us"),
+    "bsdrp-306m-pf": Profile(
+        spec="router:rate=274k,queue=1024,latency=30us,collapse=100k,recover=2s",
+        title="the same box with pf: unresponsive when overloaded",
+        source="bsdrp-forwarding-lab-ibm-306m-82546gb: 274 kpps with pf, 'router is not responsive "
+               "at all' under overload",
+        assumed="latency 30 us; the collapse to 100 kpps for 2 s after an overload"),
+    "openbsd49-i386-em": Profile(
+        spec="router:rate=298k,queue=256,latency=50us",
+        title="OpenBSD 4.9 i386 bsd.sp forwarding on em0 (SmartBits)",
+        source="openbsd49-smartbits-throughput-latency: 298,247 frames/s at 128 B on em0, 'close to "
+               "300k pps with any configuration'",
+        assumed="queue 256, latency 50 us"),
+    "openbsd49-amd64-em": Profile(
+        spec="router:rate=347812,queue=256,latency=40us",
+        title="OpenBSD 4.9 amd64 forwarding on em (SmartBits), its best small-frame figure",
+        source="openbsd49-smartbits-throughput-latency: maximum 347,812 pps with the em NIC",
+        assumed="queue 256, latency 40 us"),
+    "freebsd-livelock": Profile(
+        spec="router:rate=148k,queue=256,latency=100us,collapse=10k,recover=5s",
+        title="an interrupt-driven FreeBSD firewall that live-locks under load (before polling(4))",
+        source="freebsd-device-polling-gige: 'the machine going into live lockup during periods of high "
+               "network activity'",
+        assumed="every figure: 148 kpps (10 % of 64 B line rate), collapse to 10 kpps for 5 s"),
+}
+
+
+def _expand_profile(text: str) -> str:
+    """``NAME[:overrides]`` of a profile -> the model text with the overrides applied."""
+    name, colon, rest = text.partition(":")
+    profile = PROFILES[name.strip()]
+    model, _, params = profile.spec.partition(":")
+    merged: dict[str, str] = dict(item.split("=", 1) for item in params.split(",")) if params else {}
+    for item in (i.strip() for i in rest.split(",")) if colon and rest.strip() else ():
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"dut {name.strip()}: expected key=value, got {item!r}")
+        merged[key.strip()] = raw.strip()
+    return model + (":" + ",".join(f"{k}={v}" for k, v in merged.items()) if merged else "")
+
+
+def profile_description(text: str | None) -> dict:
+    """For results files: the profile ``text`` names (with what it was given as), else {}."""
+    name = (text or "").strip().partition(":")[0].strip()
+    if name not in PROFILES:
+        return {}
+    return {"profile": {"name": name, "given": text.strip(), **PROFILES[name].model_dump()}}
+
+
 def parse_dut(text: str) -> DutSpec:
-    """Parse ``model[:key=value,...]``. Raises ValueError with one line naming the problem."""
+    """Parse ``model[:key=value,...]`` or a profile ``NAME[:key=value,...]``. Raises ValueError
+    with one line naming the problem."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"dut: empty specification, expected one of: {', '.join(MODELS)} "
-                         "(e.g. 'router:rate=400k,queue=256,latency=20us')")
+                         "(e.g. 'router:rate=400k,queue=256,latency=20us') or a profile: "
+                         f"{', '.join(PROFILES)}")
+    if text.strip().partition(":")[0].strip() in PROFILES:
+        text = _expand_profile(text.strip())
     name, _, rest = text.strip().partition(":")
     name = name.strip()
     cls = MODELS.get(name)
     if cls is None:
-        raise ValueError(f"dut {name!r}: unknown model, known models: {', '.join(MODELS)}")
+        raise ValueError(f"dut {name!r}: unknown model, known models: {', '.join(MODELS)}; "
+                         f"profiles: {', '.join(PROFILES)}")
     values: dict[str, object] = {}
     items = [item.strip() for item in rest.split(",")] if rest.strip() else []
     for item in items:

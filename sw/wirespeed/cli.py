@@ -186,7 +186,8 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | None) -> tuple[Tra
     spec = _sim_dut_spec(dut)
     with err_console.status("starting the simulation (its first start builds it with Verilator)"):
         sim = stack.enter_context(_Simulation(SimProcess(spec)))
-    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe()
+    from wirespeed.sim.dut import profile_description
+    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe() | profile_description(dut)
 
 
 def _sim_dut_spec(dut: str | None):

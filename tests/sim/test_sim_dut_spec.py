@@ -42,11 +42,14 @@ def test_parse_good(text, expected):
     assert parse_dut(str(spec)) == spec  # canonical text round-trips
 
 
+PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, openbsd49-i386-em, openbsd49-amd64-em, freebsd-livelock"
+
+
 @pytest.mark.parametrize("text,message", [
     ("", "dut: empty specification, expected one of: loopback, router "
-         "(e.g. 'router:rate=400k,queue=256,latency=20us')"),
-    ("switch", "dut 'switch': unknown model, known models: loopback, router"),
-    ("Loopback", "dut 'Loopback': unknown model, known models: loopback, router"),
+         "(e.g. 'router:rate=400k,queue=256,latency=20us') or a profile: " + PROFILE_NAMES),
+    ("switch", "dut 'switch': unknown model, known models: loopback, router; profiles: " + PROFILE_NAMES),
+    ("Loopback", "dut 'Loopback': unknown model, known models: loopback, router; profiles: " + PROFILE_NAMES),
     ("router:queue=x", "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router:queue=0", "dut router: queue must be an integer 1..65536, got '0'"),
     ("router:queue=65537", "dut router: queue must be an integer 1..65536, got '65537'"),
@@ -168,3 +171,33 @@ def test_specs_validate_when_built_directly():
         DutSpec(model="x")  # abstract
     with pytest.raises(pydantic.ValidationError):
         parse_dut("loopback").delay_ns = 80  # frozen
+
+
+def test_profiles_expand_to_their_model_and_take_overrides():
+    from wirespeed.sim.dut import PROFILES, profile_description
+
+    assert parse_dut("bsdrp-306m") == RouterSpec(rate=400_000, queue=1024, latency_ns=20_000)
+    assert parse_dut("bsdrp-306m-pf").collapse == 100_000
+    # overrides replace the profile's parameters or add impairments
+    assert parse_dut("bsdrp-306m:queue=16,loss=0.001") == \
+        RouterSpec(rate=400_000, queue=16, latency_ns=20_000, loss=0.001)
+    for name, profile in PROFILES.items():
+        spec = parse_dut(name)
+        assert parse_dut(profile.spec) == spec and profile.source and profile.assumed
+        assert profile_description(f" {name}:seed=3")["profile"]["name"] == name
+    assert profile_description("router:rate=1k") == {}
+    # the seed labs' figures: 400 kpps, 320 kpps with ipfw, 274 kpps with pf, OpenBSD near 300 kpps
+    assert [parse_dut(n).rate for n in ("bsdrp-306m", "bsdrp-306m-ipfw", "bsdrp-306m-pf", "openbsd49-i386-em")] == \
+        [400_000, 320_000, 274_000, 298_000]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("bsdrp-306m:queue", "dut bsdrp-306m: expected key=value, got 'queue'"),
+    ("bsdrp-306m:queue=0", "dut router: queue must be an integer 1..65536, got '0'"),
+    ("bsdrp-306m:bogus=1", "dut router: unknown parameter 'bogus', allowed: rate, queue, latency, jitter, "
+                           "collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+])
+def test_profile_errors(text, message):
+    with pytest.raises(ValueError) as e:
+        parse_dut(text)
+    assert str(e.value) == message
