@@ -31,15 +31,21 @@ from .host.device import Device, LearningResult, PortAddress, TrialResult
 from .host.transport import EtherboneTransport, Transport, open_target, parse_udp_url
 from .latency import DEFINITION_NAMES
 from .results import ResultsWriter, RunHeader, atomic_write_text
+from .rfc2544.back_to_back import BackToBackConfig, BackToBackObserver, BackToBackResult, run_back_to_back
+from .rfc2544.frame_loss import FrameLossConfig, FrameLossObserver, FrameLossResult, run_frame_loss
 from .rfc2544.throughput import (LearningConfig, ThroughputConfig, ThroughputObserver, ThroughputResult,
                                  run_throughput)
 from .units import format_duration, parse_duration
 
 __all__ = ["app", "main", "InputError"]
 
-TESTS = ("throughput",)
-SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000}  # ns: scaled down for simulation speed
-BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000, "settle": 2_000_000_000}  # ns: RFC 2544 23, 24
+TESTS = ("throughput", "back-to-back", "frame-loss")   # run in the order 26.1, 26.3, 26.4 whatever the order given
+TEST_ORDER = ("throughput", "frame-loss", "back-to-back")
+# ns: scaled down for simulation speed; back-to-back: repetitions and the longest burst tried (frames)
+SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000, "b2b_trials": 5, "b2b_max_burst": 1000}
+# ns: RFC 2544 23, 24; back-to-back: RFC 2544 26.4 / RFC 9004 (50 repetitions, bursts up to 2 s of line rate)
+BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000, "settle": 2_000_000_000, "b2b_trials": 50,
+                  "b2b_max_burst": None}
 # calibration trials on a cable: short (the delay is constant), a short wait (nothing is queued)
 CAL_SIM_DEFAULTS = {"trial": 1_000_000, "wait": 100_000}
 CAL_BOARD_DEFAULTS = {"trial": 1_000_000_000, "wait": 100_000_000}
@@ -80,7 +86,18 @@ def _parse_tests(text: str) -> list[str]:
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
         raise typer.BadParameter(f"one or more of {', '.join(TESTS)}; not {unknown[0]!r}")
-    return tests
+    return [t for t in TEST_ORDER if t in tests]
+
+
+def _parse_loss_points(text: str) -> list[float]:
+    allowed = "comma-separated loads in (0, 100] % of line rate, each once, e.g. 100,95,90,50"
+    try:
+        points = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise typer.BadParameter(f"{allowed}; not {text!r}") from None
+    if any(not 0 < p <= 100 for p in points) or len(set(points)) != len(points):
+        raise typer.BadParameter(f"{allowed}; not {text!r}")
+    return points
 
 
 def _parse_duration(text: str) -> int:
@@ -112,6 +129,7 @@ def _percentage_parser(example: str):
 
 _parse_resolution = _percentage_parser("0.1")
 _parse_rate_pct = _percentage_parser("10")
+_parse_loss_step = _percentage_parser("10")
 
 
 def _parse_latency_definition(text: str) -> str:
@@ -238,13 +256,59 @@ def _register_map():
 # Progress ------------------------------------------------------------------------------------------------
 
 
-class _Reporter(ThroughputObserver):
+class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver):
     """Writes results as they come and shows progress on stderr."""
 
     def __init__(self, writer: ResultsWriter, progress: Progress, n_sizes: int):
         self.writer, self.progress = writer, progress
         self.task = progress.add_task("starting", total=n_sizes)
         self.line_rate = 1.0
+        self.b2b_reps = 1
+
+    # RFC 2544 26.4 back-to-back
+
+    def b2b_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+        self.line_rate = line_rate_fps
+
+    def b2b_trial_started(self, frame_size: int, repetition: int, step: int, burst: int) -> None:
+        self.progress.update(self.task, description=f"back-to-back {frame_size} B: repetition {repetition}/"
+                                                    f"{self.b2b_reps}, trial {step}, burst {burst:,} frames")
+
+    def b2b_trial_done(self, repetition: int, step: int, burst: int, result: TrialResult) -> None:
+        self.writer.record_trial(result, test="back-to-back", repetition=repetition, burst_frames=burst)
+        errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
+            result.seq_errors or result.fcs_errors) else ""
+        verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
+        self.progress.console.print(
+            f"{result.frame_size:>5} B  b2b rep {repetition:>2} trial {step:>2}  burst {burst:>9,}  "
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{errors}  {verdict}",
+            highlight=False, soft_wrap=True)
+
+    def b2b_size_done(self, result: BackToBackResult) -> None:
+        self.writer.record_back_to_back(result)
+        self.progress.advance(self.task)
+
+    # RFC 2544 26.3 frame loss rate
+
+    def loss_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+        self.line_rate = line_rate_fps
+
+    def loss_trial_started(self, frame_size: int, step: int, pct: float, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"frame loss {frame_size} B: trial {step} at "
+                                                    f"{rate_fps:,.0f} fps ({pct:g} %)")
+
+    def loss_trial_done(self, step: int, pct: float, result: TrialResult) -> None:
+        self.writer.record_trial(result, test="frame-loss", offered_pct=pct)
+        self.progress.console.print(
+            f"{result.frame_size:>5} B  loss trial {step:>2}  {pct:7.3f} %  {result.offered_fps:>13,.1f} fps  "
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  loss {result.loss_pct:8.4f} %",
+            highlight=False, soft_wrap=True)
+
+    def loss_size_done(self, result: FrameLossResult) -> None:
+        self.writer.record_frame_loss(result)
+        self.progress.advance(self.task)
+
+    # RFC 2544 26.1 throughput
 
     def size_started(self, frame_size: int, line_rate_fps: float) -> None:
         self.line_rate = line_rate_fps
@@ -264,7 +328,8 @@ class _Reporter(ThroughputObserver):
                                                     f"({100 * rate_fps / self.line_rate:.2f} %)")
 
     def trial_done(self, step: int, result: TrialResult) -> None:
-        self.writer.record_trial(result)
+        self.writer.record_trial(result, **({"test": "throughput"} if self.writer.record.tests != ["throughput"]
+                                            else {}))
         errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
             result.seq_errors or result.fcs_errors) else ""
         verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
@@ -286,6 +351,32 @@ def _summary_table(results: list[ThroughputResult], resolution_pct: float) -> Ta
         table.add_row(str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.pct_line_rate:.2f}",
                       f"{r.throughput_mbps:.1f}", f"{r.theoretical_max_fps:,.1f}",
                       f"{r.trials}" + ("" if r.converged else " (cap)"))
+    return table
+
+
+def _b2b_table(results: list[BackToBackResult]) -> Table:
+    table = Table(title="RFC 2544 26.4 back-to-back (longest loss-free burst at line rate, frames) and "
+                        "RFC 9004 DUT buffer time")
+    for column in ("frame size B", "mean", "std dev", "min", "max", "reps", "implied buffer µs",
+                   "corrected buffer µs"):
+        table.add_column(column, justify="right")
+    for r in results:
+        corrected = r.corrected_buffer_time_s
+        table.add_row(str(r.frame_size), f"{r.mean_burst_frames:,.1f}" + (" (cap)" if r.capped else ""),
+                      f"{r.stddev_burst_frames:,.2f}", f"{r.min_burst_frames:,}", f"{r.max_burst_frames:,}",
+                      str(len(r.repetitions)), f"{r.implied_buffer_time_s * 1e6:,.3f}",
+                      "n/a (no throughput)" if corrected is None else f"{corrected * 1e6:,.3f}")
+    return table
+
+
+def _loss_table(results: list[FrameLossResult]) -> Table:
+    table = Table(title="RFC 2544 26.3 frame loss rate")
+    for column in ("frame size B", "load %", "offered fps", "sent", "received", "loss %"):
+        table.add_column(column, justify="right")
+    for r in results:
+        for p in r.points:
+            table.add_row(str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}",
+                          f"{p.trial.tx_frames:,}", f"{p.trial.rx_frames:,}", f"{p.loss_pct:.4f}")
     return table
 
 
@@ -358,9 +449,22 @@ def rfc2544(
         metavar="PORT:mac=..,ipv4=..,ipv6=..",
         help="A tester port's own addresses (repeatable); defaults 02:00:00:00:00:0<port+1>, 198.18.0.1 / "
              "198.19.0.1, 2001:2::1 / 2001:2:0:1::1.")] = None,
+    b2b_trials: Annotated[int | None, typer.Option(
+        min=1, max=100_000, metavar="N",
+        help="back-to-back: repetitions of the burst search per frame size (sim: 5, board: RFC 2544's 50).")] = None,
+    b2b_max_burst: Annotated[int | None, typer.Option(
+        min=1, max=2**32, metavar="FRAMES",
+        help="back-to-back: the longest burst tried, frames (sim: 1000, board: 2 s of line rate).")] = None,
+    loss_step: Annotated[Any, typer.Option(parser=_parse_loss_step, metavar="PCT",
+                                           help="frame-loss: step down from 100 % of line rate, % (RFC 2544: "
+                                                "10 or finer).")] = "10",
+    loss_points: Annotated[Any, typer.Option(parser=_parse_loss_points, metavar="LIST",
+                                             help="frame-loss: explicit loads, % of line rate (e.g. 100,90,75), "
+                                                  "instead of the stepping.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
 ) -> None:
-    """RFC 2544 benchmarks (section 26.1 throughput) against a simulated or real DUT."""
+    """RFC 2544 benchmarks (sections 26.1 throughput, 26.3 frame loss rate, 26.4 back-to-back with
+    RFC 9004's buffer time) against a simulated or real DUT."""
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
     addresses = {}
     for text in address or []:
@@ -376,6 +480,18 @@ def rfc2544(
         addresses=addresses,
         learning=LearningConfig(frames=learning_frames,
                                 settle_ns=defaults["settle"] if settle is None else settle) if learning else None)
+    learning_config, learning_notes = config.learning, [n for n in config.notes() if n.startswith("learning")]
+    if tests[0] != "throughput":        # the learning phase runs once, before the first test
+        config = config.model_copy(update={"learning": None})
+    b2b_config = BackToBackConfig(
+        frame_sizes=sizes, wait_ns=config.wait_ns, addresses=addresses,
+        repetitions=defaults["b2b_trials"] if b2b_trials is None else b2b_trials,
+        max_burst=defaults["b2b_max_burst"] if b2b_max_burst is None else b2b_max_burst,
+        learning=learning_config if tests[0] == "back-to-back" else None) if "back-to-back" in tests else None
+    loss_config = FrameLossConfig(
+        frame_sizes=sizes, trial_duration_ns=config.trial_duration_ns, wait_ns=config.wait_ns, step_pct=loss_step,
+        points_pct=loss_points, addresses=addresses,
+        learning=learning_config if tests[0] == "frame-loss" else None) if "frame-loss" in tests else None
     bad_port = [p for p in addresses if p not in (config.tx_port, config.rx_port)]
     if bad_port:
         raise InputError("--address", f"port {bad_port[0]} is not used by this test (ports "
@@ -390,7 +506,7 @@ def rfc2544(
         _sim_dut_spec(dut)          # a bad --dut is refused before any simulation starts
     try:
         cal_info = None
-        if calibration == "auto" and target == "sim":
+        if calibration == "auto" and target == "sim" and "throughput" in tests:   # latency: 26.1/26.2 only
             cal_file = _auto_calibration(config.frame_sizes)
             cal_info = {"source": f"automatic: calibration run on a '{CAL_SIM_DUT}' simulation before the test"}
         elif cal_file is not None:
@@ -408,17 +524,25 @@ def rfc2544(
                 except CalibrationError as exc:
                     raise InputError(*str(exc).split(": ", 1)) from None
                 cal_info |= {"pipeline_delay_ns": cal_file.summary(), "file": cal_file.model_dump(mode="json")}
-            notes = config.notes()
-            if cal_file is not None:
+            notes = config.notes() if "throughput" in tests else list(learning_notes)
+            for extra in (loss_config, b2b_config):
+                if extra is not None:
+                    notes += extra.notes()
+            if "throughput" not in tests:
+                pass
+            elif cal_file is not None:
                 delays = sorted({p.pipeline_delay_ns for p in cal_file.points})
                 notes.append(f"latency calibrated: tester pipeline delay of {'/'.join(map(str, delays))} ns "
                              f"subtracted ({cal_info['source']})")
             else:
                 notes.append("latency not calibrated: figures include the tester pipeline delay (run "
                              "'wirespeed calibrate' on a loopback cable and pass --calibration FILE)")
-            header = RunHeader(target=session.target, gateware=ident, dut=session.dut, parameters=config,
-                               notes=notes, latency_calibrated=cal_file is not None, calibration=cal_info)
-            _measure(device, _writer(out, header), config, json_out, cal_file)
+            header = RunHeader(test="rfc2544-" + "+".join(tests), target=session.target, gateware=ident,
+                               dut=session.dut, parameters=config, notes=notes,
+                               latency_calibrated=cal_file is not None, calibration=cal_info, tests=tests,
+                               back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config)
+            _measure(device, _writer(out, header), config, json_out, cal_file,
+                     b2b_config=b2b_config, loss_config=loss_config)
     except KeyboardInterrupt:
         err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
@@ -523,15 +647,28 @@ def _writer(out: Path, header: RunHeader) -> ResultsWriter:
 
 
 def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool,
-             calibration: Calibration | None = None) -> None:
+             calibration: Calibration | None = None, *, b2b_config: BackToBackConfig | None = None,
+             loss_config: FrameLossConfig | None = None) -> None:
     for note in writer.record.notes:
         err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed}/{task.total} sizes"),
                TimeElapsedColumn())
+    tests = writer.record.tests
+    results: list[ThroughputResult] = []
+    b2b: list[BackToBackResult] = []
+    loss: list[FrameLossResult] = []
     try:
         with Progress(*columns, console=err_console, transient=True) as progress:
-            results = run_throughput(device, config, _Reporter(writer, progress, len(config.frame_sizes)),
-                                     pipeline=calibration.pipeline_ns if calibration else None)
+            reporter = _Reporter(writer, progress, len(config.frame_sizes) * len(tests))
+            if "throughput" in tests:
+                results = run_throughput(device, config, reporter,
+                                         pipeline=calibration.pipeline_ns if calibration else None)
+            if loss_config is not None:
+                loss = run_frame_loss(device, loss_config, reporter)
+            if b2b_config is not None:
+                reporter.b2b_reps = b2b_config.repetitions
+                b2b = run_back_to_back(device, b2b_config, reporter,
+                                       throughput_fps={r.frame_size: r.throughput_fps for r in results})
     except KeyboardInterrupt:
         writer.finish("interrupted")
         raise
@@ -542,8 +679,13 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
     if json_out:
         typer.echo((writer.out_dir / "results.json").read_text(), nl=False)
         return
-    Console().print(_summary_table(results, config.resolution_pct))
-    Console().print(_latency_table(results, calibration))
+    if "throughput" in tests:
+        Console().print(_summary_table(results, config.resolution_pct))
+        Console().print(_latency_table(results, calibration))
+    if loss:
+        Console().print(_loss_table(loss))
+    if b2b:
+        Console().print(_b2b_table(b2b))
     err_console.print(f"results: {', '.join(str(p) for p in writer.paths)}", highlight=False, soft_wrap=True)
 
 
@@ -684,6 +826,68 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
         return read_capture(device, port), state
     except WirespeedError as exc:
         raise InputError("run", str(exc), exit_code=1) from None
+
+
+# Compare -------------------------------------------------------------------------------------------------
+
+
+def _parse_confidence(text: str) -> float:
+    from .compare import CompareError, parse_confidence
+
+    try:
+        return parse_confidence(text)
+    except CompareError as exc:
+        raise typer.BadParameter(exc.message) from None
+
+
+@app.command()
+def compare(
+    sets: Annotated[list[str], typer.Argument(metavar="SET", show_default=False,
+                                              help="Data sets, compared with the first: a file of numbers "
+                                                   "(one a line, # comments), a CSV, a results folder or "
+                                                   "results.json (its Throughput.csv), a folder of results "
+                                                   "folders, or a quoted glob pooling several; - is stdin.")],
+    column: Annotated[str | None, typer.Option("--column", "-C", metavar="NAME|N",
+                                               help="CSV/results column, e.g. offered_fps, throughput_Mbps; "
+                                                    "for a plain file a column number (default 1).")] = None,
+    where: Annotated[list[str] | None, typer.Option(metavar="NAME=VALUE",
+                                                    help="Keep CSV/results rows with this value, e.g. "
+                                                         "frame_size_B=64 (repeatable).")] = None,
+    table: Annotated[str, typer.Option(metavar="NAME", help="The CSV of a results folder: Throughput, Latency, "
+                                                            "or another NAME.csv in it.")] = "Throughput",
+    confidence: Annotated[Any, typer.Option("--confidence", "-c", parser=_parse_confidence, metavar="PCT",
+                                            help="80, 90, 95, 98, 99 or 99.5.")] = "95",
+    width: Annotated[int, typer.Option("--width", "-w", min=10, help="Width of the plot.")] = 74,
+    separate: Annotated[bool, typer.Option("--separate", "-s",
+                                           help="Avg/median/stddev bars on separate lines.")] = False,
+    no_plot: Annotated[bool, typer.Option("--no-plot", "-A", help="Statistics and tests, no plot.")] = False,
+    stats_only: Annotated[bool, typer.Option("--stats-only", "-n",
+                                             help="Summary statistics only, no plot and no test.")] = False,
+    classic: Annotated[bool, typer.Option("--classic", help="Older ministat, as in the 2013 BSDRP labs: "
+                                                            "upper median for even N, +/- % = interval "
+                                                            "/ first mean.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable statistics.")] = False,
+) -> None:
+    """ministat-compatible statistics of repeated runs: N, Min, Max, Median, Avg, Stddev, an
+    ASCII plot, and Student's t difference of each set against the first."""
+    import json
+
+    from .compare import CompareError, format_report, load_set, parse_where, report_json
+
+    style = "classic" if classic else "current"
+    try:
+        pairs = parse_where(where or [])
+        if sets.count("-") > 1:
+            raise CompareError("-", "stdin can be one data set only")
+        data = [load_set(spec, column, pairs, table.removesuffix(".csv")) for spec in sets]
+        if json_out:
+            text = json.dumps(report_json(data, confidence, style, tests=not stats_only), indent=2) + "\n"
+        else:
+            text = format_report(data, confidence, width, style, plot=not no_plot, tests=not stats_only,
+                                 separate_bars=separate)
+    except CompareError as exc:
+        raise InputError(exc.field, exc.message) from None
+    typer.echo(text, nl=False)
 
 
 # Entry point ---------------------------------------------------------------------------------------------

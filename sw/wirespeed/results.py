@@ -6,7 +6,8 @@ Files in the output directory:
 
 * ``trials.jsonl``: one line per trial, appended (flushed and fsynced) the moment the trial
   ends;
-* ``results.json``, ``Throughput.csv``, ``Latency.csv``: rewritten atomically (temporary
+* ``results.json``, ``Throughput.csv``, ``Latency.csv`` (RFC 2544 26.1/26.2), ``Back_to_Back.csv``
+  (26.4, when run), ``Frame_Loss.csv`` (26.3, when run): rewritten atomically (temporary
   file + rename) after each frame size and when the run ends, so an interrupted run keeps
   everything it measured.
 """
@@ -27,10 +28,12 @@ from pydantic import BaseModel, Field
 from . import __version__
 from .host.device import PERCENTILES, GatewareId, TrialResult
 from .latency import DEFINITION_NAMES, LatencyFigures
+from .rfc2544.back_to_back import BackToBackConfig, BackToBackResult
+from .rfc2544.frame_loss import FrameLossConfig, FrameLossResult
 from .rfc2544.throughput import ThroughputConfig, ThroughputResult
 
 __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput_csv", "latency_csv",
-           "atomic_write_text", "FORMAT"]
+           "back_to_back_csv", "frame_loss_csv", "atomic_write_text", "FORMAT"]
 
 FORMAT = "wirespeed-results/1"
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -51,6 +54,19 @@ DEFINITIONS = {
     "throughput_Mbps": "L * 8 * frames/s (frame bits only)",
     "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
     "latency": LATENCY_DEFINITION,
+}
+B2B_DEFINITIONS = {
+    "back_to_back": "RFC 2544 26.4 / RFC 9004: longest burst of frames at minimum inter-frame gap (100 % of "
+                    "line rate, from idle) forwarded without loss, searched to one frame, repeated; mean, sample "
+                    "standard deviation (n - 1), min and max over the repetitions; a capped figure (the longest "
+                    "burst tried passed) is a lower bound",
+    "buffer_time": "RFC 9004 section 6.4: implied DUT buffer time = mean back-to-back frames / theoretical max "
+                   "frame rate; corrected DUT buffer time = implied - implied * throughput / theoretical max frame "
+                   "rate, with the RFC 2544 26.1 throughput measured in the same run (not available otherwise)",
+}
+LOSS_DEFINITIONS = {
+    "frame_loss": "RFC 2544 26.3: loss % = (sent - received) * 100 / sent at each offered load, from 100 % of "
+                  "line rate down in steps until two successive trials lose nothing, or at explicit load points",
 }
 
 
@@ -77,6 +93,9 @@ class RunHeader(BaseModel):
     learning: dict[str, Any] | None = Field(None, description="the learning phase before the first trial "
                                                                "(addresses, ARP/ND, learning frames, settle)")
     started_utc: str = Field(default_factory=_utc_now)
+    tests: list[str] = Field(default_factory=lambda: ["throughput"], description="the tests of this run, in order")
+    back_to_back_parameters: BackToBackConfig | None = Field(None, description="RFC 2544 26.4 parameters, if run")
+    frame_loss_parameters: FrameLossConfig | None = Field(None, description="RFC 2544 26.3 parameters, if run")
 
 
 class RunRecord(RunHeader):
@@ -86,6 +105,8 @@ class RunRecord(RunHeader):
     error: str | None = None
     updated_utc: str = Field(default_factory=_utc_now)
     results: list[ThroughputResult] = Field(default_factory=list)
+    back_to_back: list[BackToBackResult] = Field(default_factory=list, description="RFC 2544 26.4 per frame size")
+    frame_loss: list[FrameLossResult] = Field(default_factory=list, description="RFC 2544 26.3 per frame size")
     trials: list[TrialResult] = Field(default_factory=list)
 
 
@@ -136,6 +157,37 @@ def latency_csv(results: list[ThroughputResult]) -> str:
     return _csv(LATENCY_COLUMNS, rows)
 
 
+BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frames", "min_burst_frames",
+                        "max_burst_frames", "repetitions", "max_burst_tried_frames", "capped",
+                        "theoretical_max_fps", "implied_buffer_time_us", "throughput_fps",
+                        "corrected_buffer_time_us", "trials"]
+FRAME_LOSS_COLUMNS = ["frame_size_B", "offered_pct_line_rate", "offered_fps", "theoretical_max_fps", "duration_ms",
+                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "measured_rx_fps"]
+
+
+def _b2b_row(r: BackToBackResult) -> list:
+    corrected = r.corrected_buffer_time_s
+    return [r.frame_size, f"{r.mean_burst_frames:.2f}", f"{r.stddev_burst_frames:.2f}", r.min_burst_frames,
+            r.max_burst_frames, len(r.repetitions), r.max_burst, "yes" if r.capped else "no",
+            f"{r.theoretical_max_fps:.2f}", f"{r.implied_buffer_time_s * 1e6:.3f}",
+            "" if r.throughput_fps is None else f"{r.throughput_fps:.2f}",
+            "" if corrected is None else f"{corrected * 1e6:.3f}", r.trials]
+
+
+def back_to_back_csv(results: list[BackToBackResult]) -> str:
+    """Back_to_Back.csv: one row per frame size; the corrected buffer time is empty without a
+    throughput measured in the same run."""
+    return _csv(BACK_TO_BACK_COLUMNS, [_b2b_row(r) for r in results])
+
+
+def frame_loss_csv(results: list[FrameLossResult]) -> str:
+    """Frame_Loss.csv: one row per frame size and load point, in the order measured."""
+    rows = [[r.frame_size, f"{p.offered_pct:.3f}", f"{p.offered_fps:.2f}", f"{r.theoretical_max_fps:.2f}",
+             f"{p.trial.duration_ns / 1e6:.3f}", p.trial.tx_frames, p.trial.rx_frames, p.trial.lost_frames,
+             f"{p.loss_pct:.4f}", f"{p.trial.measured_rx_fps:.2f}"] for r in results for p in r.points]
+    return _csv(FRAME_LOSS_COLUMNS, rows)
+
+
 # Writing ------------------------------------------------------------------------------------------------
 
 
@@ -160,17 +212,31 @@ class ResultsWriter:
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.record = RunRecord(**dict(header))
+        if header.back_to_back_parameters is not None:
+            self.record.definitions |= B2B_DEFINITIONS
+        if header.frame_loss_parameters is not None:
+            self.record.definitions |= LOSS_DEFINITIONS
         self._trials = open(self.out_dir / "trials.jsonl", "w", encoding="utf-8")
         self._rewrite()
 
     @property
     def paths(self) -> list[Path]:
-        return [self.out_dir / name for name in ("results.json", "Throughput.csv", "Latency.csv", "trials.jsonl")]
+        return [self.out_dir / name for name in ("results.json", *self._csv_names, "trials.jsonl")]
 
-    def record_trial(self, result: TrialResult) -> None:
-        """Append one trial to trials.jsonl, on disk before this returns."""
+    @property
+    def _csv_names(self) -> list[str]:
+        names = ["Throughput.csv", "Latency.csv"] if "throughput" in self.record.tests else []
+        if self.record.back_to_back_parameters is not None:
+            names.append("Back_to_Back.csv")
+        if self.record.frame_loss_parameters is not None:
+            names.append("Frame_Loss.csv")
+        return names
+
+    def record_trial(self, result: TrialResult, **extra: Any) -> None:
+        """Append one trial to trials.jsonl, on disk before this returns; ``extra`` keys (the
+        test, the burst, the load point) go on its line before the trial's own fields."""
         self.record.trials.append(result)
-        line = json.dumps({"n": len(self.record.trials), **result.model_dump(mode="json")})
+        line = json.dumps({"n": len(self.record.trials), **extra, **result.model_dump(mode="json")})
         self._trials.write(line + "\n")
         self._trials.flush()
         os.fsync(self._trials.fileno())
@@ -185,6 +251,16 @@ class ResultsWriter:
         self.record.results.append(result)
         self._rewrite()
 
+    def record_back_to_back(self, result: BackToBackResult) -> None:
+        """Add one frame size's back-to-back result and rewrite results.json and the CSV files."""
+        self.record.back_to_back.append(result)
+        self._rewrite()
+
+    def record_frame_loss(self, result: FrameLossResult) -> None:
+        """Add one frame size's frame loss curve and rewrite results.json and the CSV files."""
+        self.record.frame_loss.append(result)
+        self._rewrite()
+
     def finish(self, status: Status, error: str | None = None) -> None:
         """Mark the run ``status`` (complete, interrupted, failed) and write everything."""
         self.record.status, self.record.error = status, error
@@ -194,5 +270,9 @@ class ResultsWriter:
     def _rewrite(self) -> None:
         self.record.updated_utc = _utc_now()
         atomic_write_text(self.out_dir / "results.json", self.record.model_dump_json(indent=2) + "\n")
-        atomic_write_text(self.out_dir / "Throughput.csv", throughput_csv(self.record.results))
-        atomic_write_text(self.out_dir / "Latency.csv", latency_csv(self.record.results))
+        tables = {"Throughput.csv": lambda: throughput_csv(self.record.results),
+                  "Latency.csv": lambda: latency_csv(self.record.results),
+                  "Back_to_Back.csv": lambda: back_to_back_csv(self.record.back_to_back),
+                  "Frame_Loss.csv": lambda: frame_loss_csv(self.record.frame_loss)}
+        for name in self._csv_names:
+            atomic_write_text(self.out_dir / name, tables[name]())

@@ -736,6 +736,40 @@ class Device:
                            histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports},
                            responder=self.read_responder(sorted({*tx_ports, *rx_ports})))
 
+    def run_burst_trial(self, flow: Flow, burst_frames: int, wait_ns: int,
+                        histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:
+        """One back-to-back trial (RFC 2544 26.4): from idle, ``flow``'s generator sends a burst
+        of ``burst_frames`` frames at 100 % of line rate (minimum inter-frame gap) in count
+        mode; after it stops, wait ``wait_ns`` of tester time for the DUT to drain, then
+        snapshot every counter and read the receiving port's latency histogram. The result's
+        ``duration_ns`` is the burst's time on the wire; its ``offered_fps`` the line rate."""
+        if lat_def not in (0, 1):
+            raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
+        if burst_frames < 1:
+            raise ValueError(f"a burst needs at least one frame, not {burst_frames}")
+        histogram = histogram or HistogramConfig()
+        size = flow.spec.frame_len
+        line = line_rate_fps(size)
+        self._check_port(flow.rx_port)
+        self.stop()
+        for port in set(range(self.n_ports)) - {flow.tx_port}:
+            self.disable_generator(port)
+        period = self.configure_generator(flow.tx_port, flow.spec, line, count=burst_frames)
+        self.configure_histogram(flow.rx_port, histogram)
+        self.write_many({f"p{flow.rx_port}.ana.stream_group": flow.spec.stream_id >> 4,
+                         f"p{flow.rx_port}.ana.lat_def": lat_def})
+        self.clear()
+        burst_ns = -(-burst_frames * 8 * (size + WIRE_OVERHEAD) * 1_000_000_000 // LINK_BPS)
+        started = self.start()
+        self._wait_generators_done([flow.tx_port], started + burst_ns, burst_ns)
+        self.wait_ns(wait_ns)
+        counters = self.snapshot_counters()
+        return TrialResult(frame_size=size, offered_fps=line, period_q32=period, duration_ns=burst_ns,
+                           wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
+                           histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
+                                                                          counters[flow.rx_port])},
+                           responder=self.read_responder(sorted({flow.tx_port, flow.rx_port})))
+
     # learning (RFC 2544 section 23)
 
     def configure_addresses(self, addresses: Mapping[int, PortAddress], *, answer_arp: bool = True,
