@@ -12,12 +12,13 @@ __all__ = ["write_sim_sources", "SIM_TOP"]
 SIM_TOP = "wirespeed_sim_top"
 
 
-def write_sim_sources(outdir) -> list[Path]:
-    """Write ``wirespeed_sim_top.v`` and the LiteEth MAC into ``outdir``; return the paths."""
+def write_sim_sources(outdir, name=SIM_TOP) -> list[Path]:
+    """Write the tester as Verilog module ``name`` (file ``<name>.v``) and the LiteEth MAC
+    into ``outdir``; return the paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     top = SimTop()
-    paths = [outdir / f"{SIM_TOP}.v", outdir / f"{MAC_MODULE}.v"]
-    paths[0].write_text(verilog.convert(top, name=SIM_TOP, emit_src=False))
+    paths = [outdir / f"{name}.v", outdir / f"{MAC_MODULE}.v"]
+    paths[0].write_text(verilog.convert(top, name=name, emit_src=False))
     paths[1].write_text(mac_verilog())
     return paths

@@ -101,7 +101,12 @@ class SimProcess:
 
     @property
     def command(self) -> list[str]:
-        binary = self.binary if self.binary is not None else ensure_harness()
+        if self.binary is not None:
+            binary = self.binary
+        elif hasattr(self.dut, "binary"):          # a DUT built into the simulation (--dut-rtl)
+            binary = self.dut.binary()
+        else:
+            binary = ensure_harness()
         return [str(binary), "--udp-port", str(self.udp_port), *self.dut.harness_args(),
                 *self.extra_args]
 
