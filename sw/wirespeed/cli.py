@@ -216,10 +216,35 @@ def _sim_dut_spec(dut: str | None):
         raise InputError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
     if not dut:
         raise InputError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
+    if dut.startswith(_RTL_PREFIX):                   # --dut-rtl, see _rtl_dut()
+        from wirespeed.sim.dut_rtl import RtlDutSpec
+        top, _, path = dut[len(_RTL_PREFIX):].partition(":")
+        try:
+            return RtlDutSpec(path=Path(path), top=top or None)
+        except ValueError as exc:
+            msg = exc.errors()[0]["msg"].removeprefix("Value error, ") if hasattr(exc, "errors") else str(exc)
+            field, _, message = msg.partition(": ")
+            raise InputError(field if message else "--dut-rtl", message or msg) from None
     try:
         return parse_dut(dut)
     except ValueError as exc:
         raise InputError("--dut", str(exc)) from None
+
+
+_RTL_PREFIX = "\0rtl:"
+
+
+def _rtl_dut(dut: str | None, dut_rtl: Path | None, dut_rtl_top: str | None, target: str) -> str | None:
+    """``--dut-rtl FILE [--dut-rtl-top NAME]`` as the internal ``dut`` text of a session."""
+    if dut_rtl is None:
+        if dut_rtl_top is not None:
+            raise InputError("--dut-rtl-top", "needs --dut-rtl FILE")
+        return dut
+    if dut is not None:
+        raise InputError("--dut-rtl", "give --dut or --dut-rtl, not both")
+    if target != "sim":
+        raise InputError("--dut-rtl", "needs --target sim (the module is simulated with the tester)")
+    return f"{_RTL_PREFIX}{dut_rtl_top or ''}:{dut_rtl}"
 
 
 class _Simulation:
@@ -462,9 +487,15 @@ def rfc2544(
                                              help="frame-loss: explicit loads, % of line rate (e.g. 100,90,75), "
                                                   "instead of the stepping.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
+    dut_rtl: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Your own Verilog module as the DUT, simulated with the tester (interface in "
+                             "docs/dut-rtl.md); instead of --dut.")] = None,
+    dut_rtl_top: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
 ) -> None:
     """RFC 2544 benchmarks (sections 26.1 throughput, 26.3 frame loss rate, 26.4 back-to-back with
     RFC 9004's buffer time) against a simulated or real DUT."""
+    dut = _rtl_dut(dut, dut_rtl, dut_rtl_top, target)
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
     addresses = {}
     for text in address or []:

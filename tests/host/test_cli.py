@@ -209,3 +209,24 @@ def test_capture_against_a_register_file_writes_an_empty_pcap(capsys, regmap, tm
     assert code == 0, err
     assert out == f"captured 0 frames on port 1 (capture idle: fewer frames than --count): {tmp_path / 'x.pcap'}\n"
     assert len(rdpcap(str(tmp_path / "x.pcap"))) == 0
+
+
+@pytest.mark.parametrize("argv, field, message", [
+    (["--dut-rtl", "/nonexistent/dut.v"], "--dut-rtl", "no such file"),
+    (["--dut-rtl", "PIPE", "--dut", "loopback"], "--dut-rtl", "not both"),
+    (["--dut-rtl-top", "pipe_dut"], "--dut-rtl-top", "needs --dut-rtl"),
+    (["--dut-rtl", "PIPE", "--dut-rtl-top", "nope"], "--dut-rtl-top", "no module 'nope'"),
+    (["--dut-rtl", "PIPE", "--target", "udp://127.0.0.1:1"], "--dut-rtl", "needs --target sim"),
+    (["--dut-rtl", "EMPTY"], "--dut-rtl", "declares no Verilog module"),
+])
+def test_dut_rtl_errors_before_any_build(capsys, tmp_path, argv, field, message):
+    from pathlib import Path
+    pipe = Path(__file__).resolve().parents[1] / "sim" / "rtl" / "pipe_dut.v"
+    empty = tmp_path / "empty.v"
+    empty.write_text("// no module\n")
+    argv = [str(pipe) if a == "PIPE" else str(empty) if a == "EMPTY" else a for a in argv]
+    code, out, err = run(capsys, "rfc2544", "--out", str(tmp_path / "r"), *argv)
+    assert code == 2, err
+    assert_one_line_error(err, field)
+    assert message in err
+    assert not (tmp_path / "r").exists()
