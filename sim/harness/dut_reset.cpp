@@ -12,34 +12,30 @@ std::string ResetStage::describe() const {
     return inner_->describe() + " reboot_ns=" + std::to_string(reboot_ns_);
 }
 
-void ResetStage::add(const DutCounters& c) {
-    past_.frames_in += c.frames_in;
-    past_.frames_out += c.frames_out;
-    past_.dropped += c.dropped;
-    past_.errored += c.errored;
-    past_.lost += c.lost;
-    past_.duplicated += c.duplicated;
-    past_.reordered += c.reordered;
-    past_.corrupted += c.corrupted;
-    past_.blackout += c.blackout;
-    past_.collapses += c.collapses;
-    if (c.recovered_at) past_.recovered_at = c.recovered_at;
+namespace {
+
+// Adds the frame counters of `c` to `sum` (a later instance's recovery replaces the earlier).
+void accumulate(DutCounters& sum, const DutCounters& c) {
+    sum.frames_in += c.frames_in;
+    sum.frames_out += c.frames_out;
+    sum.dropped += c.dropped;
+    sum.errored += c.errored;
+    sum.lost += c.lost;
+    sum.duplicated += c.duplicated;
+    sum.reordered += c.reordered;
+    sum.corrupted += c.corrupted;
+    sum.blackout += c.blackout;
+    sum.collapses += c.collapses;
+    if (c.recovered_at) sum.recovered_at = c.recovered_at;
 }
 
+}  // namespace
+
+void ResetStage::add(const DutCounters& c) { accumulate(past_, c); }
+
 const DutCounters& ResetStage::counters() const {
-    const DutCounters& c = inner_ ? inner_->counters() : DutCounters{};
     merged_ = past_;
-    merged_.frames_in += c.frames_in;
-    merged_.frames_out += c.frames_out;
-    merged_.dropped += c.dropped;
-    merged_.errored += c.errored;
-    merged_.lost += c.lost;
-    merged_.duplicated += c.duplicated;
-    merged_.reordered += c.reordered;
-    merged_.corrupted += c.corrupted;
-    merged_.blackout += c.blackout;
-    merged_.collapses += c.collapses;
-    if (c.recovered_at) merged_.recovered_at = c.recovered_at;
+    if (inner_) accumulate(merged_, inner_->counters());
     merged_.resets = counters_.resets;
     merged_.reset_lost = counters_.reset_lost;
     merged_.reset_at = counters_.reset_at;

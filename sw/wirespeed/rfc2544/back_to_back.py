@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, Field, computed_field, field_validator
+from pydantic import BaseModel, Field, computed_field
 
-from ..ethernet import MAX_FRAME, MIN_FRAME, line_rate_fps
-from ..host.device import Flow, FrameSpec, LearningResult, PortAddress, TrialResult
+from ..ethernet import line_rate_fps
+from ..host.device import Flow, LearningResult, TrialResult
 from ..units import format_duration
-from .throughput import RFC_WAIT_NS, LearningConfig
+from .common import RFC_WAIT_NS, PortPairConfig, run_learning
 
 __all__ = ["BackToBackConfig", "BurstOutcome", "search_burst", "BurstRepetition", "BackToBackResult",
            "BackToBackObserver", "run_back_to_back", "buffer_time", "RFC_REPETITIONS", "RFC_BURST_S"]
@@ -45,31 +45,16 @@ RFC_REPETITIONS = 50     # RFC 2544 26.4 / RFC 9004 section 6.3: SHOULD be repea
 RFC_BURST_S = 2.0        # RFC 2544 26.4: trial length at least 2 s (the default burst cap: 2 s of line rate)
 
 
-class BackToBackConfig(BaseModel):
+class BackToBackConfig(PortPairConfig):
     """Every parameter of a back-to-back test."""
 
-    frame_sizes: list[int] = Field(min_length=1, description="bytes, FCS included")
     repetitions: int = Field(RFC_REPETITIONS, ge=1, le=100_000, description="independent searches per frame size")
     max_burst: int | None = Field(None, ge=1, le=2**32,
                                   description="longest burst tried, frames; None: 2 s of line rate per size")
     wait_ns: int = Field(ge=0, description="after the burst, before the counters are read (drains the DUT)")
     max_trials: int = Field(64, ge=1, description="trials per repetition at most")
-    tx_port: int = Field(0, ge=0)
-    rx_port: int = Field(1, ge=0)
-    addresses: dict[int, PortAddress] = Field(default_factory=dict)
-    learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
-
-    @field_validator("frame_sizes")
-    @classmethod
-    def _sizes(cls, sizes: list[int]) -> list[int]:
-        bad = [s for s in sizes if not MIN_FRAME <= s <= MAX_FRAME]
-        if bad:
-            raise ValueError(f"frame sizes must be {MIN_FRAME}..{MAX_FRAME} bytes, not {bad[0]}")
-        return sizes
-
     def flow(self, frame_len: int) -> Flow:
-        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
-        return Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)
+        return self.flows(frame_len)[0]
 
     def max_burst_frames(self, frame_len: int) -> int:
         if self.max_burst is not None:
@@ -288,11 +273,7 @@ def run_back_to_back(device: BurstRunner, config: BackToBackConfig, observer: Ba
     the throughput measured in the same run, by frame size, for RFC 9004's corrected buffer time."""
     observer = observer or BackToBackObserver()
     if config.learning is not None:
-        learning = config.learning
-        observer.learning_done(device.learn(
-            [config.flow(config.frame_sizes[0])], config.addresses, frames=learning.frames,
-            settle_ns=learning.settle_ns, rate_fps=learning.rate_fps, answer_arp=learning.answer_arp,
-            answer_nd=learning.answer_nd))
+        observer.learning_done(run_learning(device, config))
     results = []
     for size in config.frame_sizes:
         flow, line, cap = config.flow(size), line_rate_fps(size), config.max_burst_frames(size)

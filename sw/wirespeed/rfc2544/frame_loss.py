@@ -21,10 +21,10 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, computed_field, field_validator
 
-from ..ethernet import MAX_FRAME, MIN_FRAME, line_rate_fps
-from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+from ..ethernet import line_rate_fps
+from ..host.device import LearningResult, TrialResult
 from ..units import format_duration
-from .throughput import RFC_TRIAL_NS, RFC_WAIT_NS, LearningConfig
+from .common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, TrialRunner, run_learning
 
 __all__ = ["FrameLossConfig", "LossOutcome", "step_frame_loss", "load_steps", "FrameLossPoint",
            "FrameLossResult", "FrameLossObserver", "run_frame_loss", "RFC_STEP_PCT"]
@@ -33,26 +33,13 @@ RFC_STEP_PCT = 10.0       # RFC 2544 26.3: steps of 10 % of line rate or finer
 _EPS = 1e-9
 
 
-class FrameLossConfig(BaseModel):
+class FrameLossConfig(PortPairConfig):
     """Every parameter of a frame loss rate test."""
 
-    frame_sizes: list[int] = Field(min_length=1, description="bytes, FCS included")
     trial_duration_ns: int = Field(gt=0)
     wait_ns: int = Field(ge=0, description="after the generators stop, before the counters are read")
     step_pct: float = Field(RFC_STEP_PCT, gt=0, le=100, description="of line rate, from 100 % down")
     points_pct: list[float] | None = Field(None, description="explicit loads, % of line rate; replace the stepping")
-    tx_port: int = Field(0, ge=0)
-    rx_port: int = Field(1, ge=0)
-    addresses: dict[int, PortAddress] = Field(default_factory=dict)
-    learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
-
-    @field_validator("frame_sizes")
-    @classmethod
-    def _sizes(cls, sizes: list[int]) -> list[int]:
-        bad = [s for s in sizes if not MIN_FRAME <= s <= MAX_FRAME]
-        if bad:
-            raise ValueError(f"frame sizes must be {MIN_FRAME}..{MAX_FRAME} bytes, not {bad[0]}")
-        return sizes
 
     @field_validator("points_pct")
     @classmethod
@@ -65,10 +52,6 @@ class FrameLossConfig(BaseModel):
         if bad:
             raise ValueError(f"load points must be in (0, 100] % of line rate, not {bad[0]:g}")
         return points
-
-    def flows(self, frame_len: int) -> list[Flow]:
-        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
-        return [Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)]
 
     @computed_field
     @property
@@ -194,23 +177,12 @@ class FrameLossObserver:
         pass
 
 
-class TrialRunner(Protocol):
-    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
-                  wait_ns: int, histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult: ...
-
-    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
-
-
 def run_frame_loss(device: TrialRunner, config: FrameLossConfig,
                    observer: FrameLossObserver | None = None) -> list[FrameLossResult]:
     """The frame loss rate test for every frame size of ``config``, in order."""
     observer = observer or FrameLossObserver()
     if config.learning is not None:
-        learning = config.learning
-        observer.learning_done(device.learn(
-            config.flows(config.frame_sizes[0]), config.addresses, frames=learning.frames,
-            settle_ns=learning.settle_ns, rate_fps=learning.rate_fps, answer_arp=learning.answer_arp,
-            answer_nd=learning.answer_nd))
+        observer.learning_done(run_learning(device, config))
     results = []
     for size in config.frame_sizes:
         flows, line = config.flows(size), line_rate_fps(size)

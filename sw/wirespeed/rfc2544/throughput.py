@@ -18,66 +18,33 @@ values (the simulation defaults) are allowed for the search and are flagged in t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, Field, computed_field, field_validator
+from pydantic import BaseModel, Field, computed_field
 
-from ..ethernet import MAX_FRAME, MIN_FRAME, line_rate_fps, throughput_mbps
-from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+from ..ethernet import line_rate_fps, throughput_mbps
+from ..host.device import HistogramConfig, LearningResult, TrialResult
 from ..latency import LAT_DEF, LatencyFigures, Pipeline, latency_figures
 from ..units import format_duration
+from .common import RFC_TRIAL_NS, RFC_WAIT_NS, LearningConfig, PortPairConfig, TrialRunner, run_learning
 
 __all__ = [
     "ThroughputConfig", "LearningConfig", "ThroughputResult", "run_learning", "ThroughputObserver", "SearchOutcome",
     "search_throughput", "run_throughput", "RFC_TRIAL_NS", "RFC_WAIT_NS",
 ]
 
-RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
-RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers
-
-
-class LearningConfig(BaseModel):
-    """The learning phase before the first trial (RFC 2544 section 23, step 2)."""
-
-    frames: int = Field(4, ge=0, le=1_000_000, description="learning frames from each port to its peer")
-    rate_fps: float = Field(10_000.0, gt=0, description="rate of the learning frames")
-    settle_ns: int = Field(RFC_WAIT_NS, ge=0, description="wait after the learning frames (RFC 2544: 2 s)")
-    answer_arp: bool = Field(True, description="answer ARP requests for the ports' IPv4 addresses")
-    answer_nd: bool = Field(True, description="answer neighbour solicitations for the ports' IPv6 addresses")
-
-
-class ThroughputConfig(BaseModel):
+class ThroughputConfig(PortPairConfig):
     """Every parameter of a throughput test."""
 
-    frame_sizes: list[int] = Field(min_length=1, description="bytes, FCS included")
     trial_duration_ns: int = Field(gt=0)
     wait_ns: int = Field(ge=0, description="after the generators stop, before the counters are read")
     resolution_pct: float = Field(0.1, gt=0, le=100, description="of line rate")
     max_trials: int = Field(32, ge=1, description="per frame size")
-    tx_port: int = Field(0, ge=0)
-    rx_port: int = Field(1, ge=0)
-    addresses: dict[int, PortAddress] = Field(default_factory=dict,
-                                              description="tester addresses by port (others: the defaults)")
-    learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
     latency_definition: Literal["bit_forwarding", "store_and_forward"] = Field(
         "bit_forwarding", description="what the analyzers measure (pN.ana.lat_def); the other definition "
                                       "is derived (wirespeed.latency)")
-
-    @field_validator("frame_sizes")
-    @classmethod
-    def _sizes(cls, sizes: list[int]) -> list[int]:
-        bad = [s for s in sizes if not MIN_FRAME <= s <= MAX_FRAME]
-        if bad:
-            raise ValueError(f"frame sizes must be {MIN_FRAME}..{MAX_FRAME} bytes, not {bad[0]}")
-        if len(set(sizes)) != len(sizes):
-            raise ValueError("each frame size at most once")
-        return sizes
-
-    def flows(self, frame_len: int) -> list[Flow]:
-        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
-        return [Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)]
 
     def resolution_fps(self, frame_len: int) -> float:
         return line_rate_fps(frame_len) * self.resolution_pct / 100
@@ -209,13 +176,6 @@ class ThroughputObserver:
         pass
 
 
-class TrialRunner(Protocol):
-    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
-                  wait_ns: int, histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult: ...
-
-    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
-
-
 def run_throughput(device: TrialRunner, config: ThroughputConfig,
                    observer: ThroughputObserver | None = None,
                    pipeline: Pipeline | None = None) -> list[ThroughputResult]:
@@ -229,15 +189,6 @@ def run_throughput(device: TrialRunner, config: ThroughputConfig,
         results.append(_one_size(device, config, size, observer, pipeline))
         observer.size_done(results[-1])
     return results
-
-
-def run_learning(device: TrialRunner, config: ThroughputConfig) -> LearningResult:
-    """RFC 2544 section 23 step 2: addresses, ARP/ND answering, gratuitous ARP and unsolicited
-    neighbour advertisement, learning frames (of the first frame size), settle wait."""
-    learning = config.learning or LearningConfig()
-    return device.learn(config.flows(config.frame_sizes[0]), config.addresses, frames=learning.frames,
-                        settle_ns=learning.settle_ns, rate_fps=learning.rate_fps,
-                        answer_arp=learning.answer_arp, answer_nd=learning.answer_nd)
 
 
 def _one_size(device: TrialRunner, config: ThroughputConfig, size: int,

@@ -1,0 +1,72 @@
+"""What every RFC 2544 test shares: the RFC's trial and wait durations, the port pair with its
+addresses and frame sizes, the learning phase of section 23 and the device the tests drive."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, Field, field_validator
+
+from ..ethernet import MAX_FRAME, MIN_FRAME
+from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+
+__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning"]
+
+RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
+RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers
+
+
+class LearningConfig(BaseModel):
+    """The learning phase before the first trial (RFC 2544 section 23, step 2)."""
+
+    frames: int = Field(4, ge=0, le=1_000_000, description="learning frames from each port to its peer")
+    rate_fps: float = Field(10_000.0, gt=0, description="rate of the learning frames")
+    settle_ns: int = Field(RFC_WAIT_NS, ge=0, description="wait after the learning frames (RFC 2544: 2 s)")
+    answer_arp: bool = Field(True, description="answer ARP requests for the ports' IPv4 addresses")
+    answer_nd: bool = Field(True, description="answer neighbour solicitations for the ports' IPv6 addresses")
+
+
+class PortPairConfig(BaseModel):
+    """Frame sizes, the sending and receiving port, the tester addresses and the learning
+    phase: the parameters every RFC 2544 test has."""
+
+    frame_sizes: list[int] = Field(min_length=1, description="bytes, FCS included")
+    tx_port: int = Field(0, ge=0)
+    rx_port: int = Field(1, ge=0)
+    addresses: dict[int, PortAddress] = Field(default_factory=dict,
+                                              description="tester addresses by port (others: the defaults)")
+    learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
+
+    @field_validator("frame_sizes")
+    @classmethod
+    def _sizes(cls, sizes: list[int]) -> list[int]:
+        bad = [s for s in sizes if not MIN_FRAME <= s <= MAX_FRAME]
+        if bad:
+            raise ValueError(f"frame sizes must be {MIN_FRAME}..{MAX_FRAME} bytes, not {bad[0]}")
+        if len(set(sizes)) != len(sizes):
+            raise ValueError("each frame size at most once")
+        return sizes
+
+    def flows(self, frame_len: int) -> list[Flow]:
+        """The test's one flow, tx_port -> rx_port, of ``frame_len`` byte frames."""
+        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
+        return [Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)]
+
+
+class TrialRunner(Protocol):
+    """What the tests need of a :class:`wirespeed.host.device.Device`."""
+
+    def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
+                  wait_ns: int, histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult: ...
+
+    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
+
+
+def run_learning(device: TrialRunner, config: PortPairConfig) -> LearningResult:
+    """RFC 2544 section 23 step 2: addresses, ARP/ND answering, gratuitous ARP and unsolicited
+    neighbour advertisement, learning frames (of the first frame size), settle wait."""
+    learning = config.learning or LearningConfig()
+    return device.learn(config.flows(config.frame_sizes[0]), config.addresses, frames=learning.frames,
+                        settle_ns=learning.settle_ns, rate_fps=learning.rate_fps,
+                        answer_arp=learning.answer_arp, answer_nd=learning.answer_nd)
