@@ -219,7 +219,7 @@ async def loopback_latency_and_pipeline_delay(dut):
         # TX delay: from the frame's timestamp to the clock edge that samples its first byte
         # after the SFD on the GMII pins (cocotbext-eth's sim_time_sfd; the timebase read
         # `now` at t_edge).
-        _, _, ts = F.parse_signature(bytes(frames[0].get_payload()))
+        sid, _, ts = F.parse_signature(bytes(frames[0].get_payload()))
         ts_edge = t_edge + (ts - now)
         tx_delay = get_time_from_sim_steps(frames[0].sim_time_sfd, "ns") - ts_edge
         # the cable samples TX at edge k and drives RX after edge k + delay_cycles, so the
@@ -233,6 +233,9 @@ async def loopback_latency_and_pipeline_delay(dut):
         # statistics of a constant latency: no variation, every frame in one 8 ns bin
         lat = c["lat_min"]
         assert c["jitter_sum"] == 0 and c["lat_sq_sum"] == 20 * lat * lat
+        # the stream's own histogram (stream group 0: index = stream id)
+        assert await t.read("p1.ana.hist_used") == 1 << sid
+        await t.write("p1.ana.hist_stream", sid)
         assert await t.read_entry("p1.ana.hist", lat >> 3) == 20
         assert await t.read_entry("p1.ana.hist", (lat >> 3) + 1) == 0
         assert c["hist_underflow"] == c["hist_overflow"] == 0
