@@ -574,6 +574,8 @@ def rfc2544(
                                back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config)
             _measure(device, _writer(out, header), config, json_out, cal_file,
                      b2b_config=b2b_config, loss_config=loss_config)
+        if not json_out:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
+            _report_after_run(out)
     except KeyboardInterrupt:
         err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
@@ -668,6 +670,45 @@ def calibrate(
                       str(p.bit_forwarding.min_ns), str(p.bit_forwarding.max_ns), f"{p.frames:,}")
     Console().print(table)
     err_console.print(f"calibration: {out}", highlight=False, soft_wrap=True)
+
+
+def _report_after_run(out: Path) -> None:
+    """Graphs and report.html of a finished run; the results are already on disk, so a failure
+    here is a one-line warning."""
+    try:
+        from .report import make_report
+
+        report = make_report(out)
+    except Exception as exc:  # noqa: BLE001 - drawing must never lose a run
+        err_console.print(f"wirespeed: warning: no graphs or report.html ({type(exc).__name__}: {exc}); "
+                          f"the results are in {out}/, retry with 'wirespeed report {out}'",
+                          highlight=False, soft_wrap=True)
+        return
+    err_console.print(f"report: {report.html} (graphs in {out / 'graphs'}/)", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(metavar="RESULTS_DIR",
+                                                help="A results folder (with results.json) from 'wirespeed "
+                                                     "rfc2544'.")],
+    out: Annotated[Path | None, typer.Option(help="Where to write the tables, graphs/ and report.html "
+                                                  "(default: RESULTS_DIR).")] = None,
+) -> None:
+    """Regenerate the CSV tables, the graphs (graphs/*.png, *.svg) and a one-file report.html from a
+    results folder's results.json."""
+    from .report import ReportError, make_report
+
+    try:
+        made = make_report(results_dir, out)
+    except ReportError as exc:
+        raise InputError(exc.field, str(exc)) from None
+    except OSError as exc:
+        raise InputError("--out", f"cannot write to {out or results_dir}: {exc.strerror or exc}", exit_code=1) from None
+    err_console.print(f"tables: {', '.join(str(p) for p in made.tables.values())}", highlight=False, soft_wrap=True)
+    err_console.print(f"graphs: {', '.join(str(p) for ps in made.graphs.values() for p in ps)}", highlight=False,
+                      soft_wrap=True)
+    err_console.print(f"report: {made.html}", highlight=False, soft_wrap=True)
 
 
 def _writer(out: Path, header: RunHeader) -> ResultsWriter:

@@ -1,0 +1,490 @@
+"""Graphs and a one-file HTML report, regenerated from a results folder's ``results.json``.
+
+``results.json`` is the record of a run (:mod:`wirespeed.results`); everything here is derived
+from it: the CSV tables (rewritten with the same writers the run used, so they come out byte for
+byte the same), the graphs (matplotlib, PNG and SVG, in ``graphs/``) and ``report.html`` (one
+self-contained file: inline CSS, images embedded as base64 PNG, no external references).
+
+Graphs, each drawn only when its data is in the record:
+
+* ``throughput_fps`` / ``throughput_mbps``: throughput vs frame size with the theoretical
+  line-rate curve (frames/s; Mb/s of frame bits);
+* ``latency``: min / avg / max latency vs frame size, one panel per RFC 1242 3.8 definition
+  present (measured and derived);
+* ``latency_distribution``: per frame size, the latency histogram of the trial at the
+  throughput rate (the measured definition, shifted by the calibrated pipeline delay when the
+  figures are calibrated); percentiles when no histogram was stored;
+* ``frame_loss``: loss % vs offered load, one line per frame size;
+* ``back_to_back``: mean back-to-back burst per frame size with the sample standard deviation as
+  error bars and min..max marks.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .ethernet import line_rate_fps
+from .results import (
+    BACK_TO_BACK_COLUMNS,
+    FRAME_LOSS_COLUMNS,
+    LATENCY_COLUMNS,
+    THROUGHPUT_COLUMNS,
+    RunRecord,
+    atomic_write_text,
+    back_to_back_csv,
+    frame_loss_csv,
+    latency_csv,
+    throughput_csv,
+)
+
+__all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report"]
+
+GRAPHS_DIR = "graphs"
+REPORT_NAME = "report.html"
+
+
+class ReportError(Exception):
+    """Bad input: ``path`` and what was expected there."""
+
+    def __init__(self, path: Path, message: str, field: str = "RESULTS_DIR"):
+        super().__init__(f"{path}: {message}")
+        self.path, self.message, self.field = path, message, field
+
+
+@dataclass
+class Report:
+    """What :func:`make_report` wrote."""
+
+    out_dir: Path
+    tables: dict[str, Path] = field(default_factory=dict)
+    graphs: dict[str, list[Path]] = field(default_factory=dict)
+    html: Path | None = None
+
+
+def load_record(results_dir: Path) -> RunRecord:
+    """The run record of a results folder (ReportError when it is not one)."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ReportError(results_dir, "no such directory; expected a results folder with results.json "
+                                       "(from 'wirespeed rfc2544 --out DIR')")
+    path = results_dir / "results.json"
+    if not path.is_file():
+        raise ReportError(path, "missing; expected the results.json written by 'wirespeed rfc2544'")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(path, f"malformed JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); "
+                                "expected a wirespeed results.json") from None
+    if not isinstance(data, dict) or not str(data.get("format", "")).startswith("wirespeed-results/"):
+        raise ReportError(path, "not a wirespeed results file; expected a JSON object with "
+                                "format 'wirespeed-results/1'")
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise ReportError(path, f"not a valid wirespeed results file ({where}: {first['msg']}); "
+                                "expected a results.json written by 'wirespeed rfc2544'") from None
+
+
+# Tables -------------------------------------------------------------------------------------------------
+
+
+def _tables(record: RunRecord) -> dict[str, tuple[list[str], str]]:
+    """The CSV tables the run wrote, in the order of the results module: name -> (columns, text)."""
+    tables = {}
+    if "throughput" in record.tests:
+        tables["Throughput.csv"] = (THROUGHPUT_COLUMNS, throughput_csv(record.results))
+        tables["Latency.csv"] = (LATENCY_COLUMNS, latency_csv(record.results))
+    if record.back_to_back_parameters is not None:
+        tables["Back_to_Back.csv"] = (BACK_TO_BACK_COLUMNS, back_to_back_csv(record.back_to_back))
+    if record.frame_loss_parameters is not None:
+        tables["Frame_Loss.csv"] = (FRAME_LOSS_COLUMNS, frame_loss_csv(record.frame_loss))
+    return tables
+
+
+def write_tables(record: RunRecord, out_dir: Path) -> dict[str, Path]:
+    """Rewrite the CSV tables of ``record`` into ``out_dir``."""
+    written = {}
+    for name, (_, text) in _tables(record).items():
+        atomic_write_text(out_dir / name, text)
+        written[name] = out_dir / name
+    return written
+
+
+# Graphs -------------------------------------------------------------------------------------------------
+
+SIZES_FOR_CURVE = list(range(64, 1519, 2))
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _title(record: RunRecord, what: str) -> str:
+    dut = record.dut.get("spec") or record.dut.get("model") or record.dut.get("description") or ""
+    return f"{what}\n{record.target}" + (f", DUT {dut}" if dut else "")
+
+
+def _save(fig, graphs_dir: Path, name: str) -> list[Path]:
+    paths = []
+    for ext in ("png", "svg"):
+        path = graphs_dir / f"{name}.{ext}"
+        fig.savefig(path, format=ext, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        paths.append(path)
+    return paths
+
+
+def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    results = record.results
+    if not results:
+        return {}
+    sizes = [r.frame_size for r in results]
+    out = {}
+    for name, label, measured, curve in (
+            ("throughput_fps", "frames/s", [r.throughput_fps for r in results],
+             [line_rate_fps(s) for s in SIZES_FOR_CURVE]),
+            ("throughput_mbps", "Mb/s (frame bits)", [r.throughput_mbps for r in results],
+             [s * 8 * line_rate_fps(s) / 1e6 for s in SIZES_FOR_CURVE])):
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        ax.plot(SIZES_FOR_CURVE, curve, "--", color="0.5", label="theoretical maximum (1 Gb/s line rate)")
+        ax.plot(sizes, measured, "o-", color="C0", label="measured throughput (RFC 2544 26.1)")
+        ax.set_xlabel("frame size (bytes)")
+        ax.set_ylabel(f"throughput ({label})")
+        ax.set_ylim(bottom=0)
+        ax.set_xlim(0, 1600)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best", fontsize="small")
+        ax.set_title(_title(record, f"Throughput vs frame size ({label})"), fontsize="medium")
+        out[name] = _save(fig, graphs_dir, name)
+        plt.close(fig)
+    return out
+
+
+def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    by_def: dict[str, list] = {}
+    for r in record.results:
+        for lat in r.latency:
+            if lat.available and lat.min_ns is not None:
+                by_def.setdefault(lat.definition, []).append((r.frame_size, lat))
+    if not by_def:
+        return {}
+    fig, axes = plt.subplots(1, len(by_def), figsize=(6.2 * len(by_def), 4.2), squeeze=False)
+    for ax, (definition, points) in zip(axes[0], by_def.items()):
+        sizes = [s for s, _ in points]
+        for key, style, label in (("max_ns", "v:", "max"), ("avg_ns", "o-", "avg"), ("min_ns", "^:", "min")):
+            ax.plot(sizes, [getattr(lat, key) / 1000 for _, lat in points], style, label=label)
+        lat0 = points[0][1]
+        ax.set_title(f"{definition.replace('_', ' ')} ({lat0.source}, "
+                     f"{'calibrated' if lat0.calibrated else 'raw'})", fontsize="medium")
+        ax.set_xlabel("frame size (bytes)")
+        ax.set_ylabel("latency (µs)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.suptitle(_title(record, "Latency vs frame size at the throughput rate (RFC 1242 3.8)"), fontsize="medium")
+    fig.tight_layout()
+    out = {"latency": _save(fig, graphs_dir, "latency")}
+    plt.close(fig)
+    return out
+
+
+def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    series = []     # (size, kind, data)
+    for r in record.results:
+        best = r.best
+        if best is None or not best.rx_frames:
+            continue
+        measured = next((lat for lat in r.latency if lat.source == "measured" and lat.available), None)
+        shift = (measured.pipeline_delay_ns or 0) if measured is not None and measured.calibrated else 0
+        hists = [h for h in best.histograms.values() if h.counts]
+        if hists:
+            bin_ns = hists[0].bin_ns
+            counts: dict[float, int] = {}
+            for h in hists:
+                for index, n in h.counts.items():
+                    left = h.offset_ns + index * h.bin_ns - shift
+                    counts[left] = counts.get(left, 0) + n
+            total = sum(h.total for h in hists)
+            outside = sum(h.underflow + h.overflow for h in hists)
+            series.append((r.frame_size, "histogram", (sorted(counts.items()), bin_ns, total, outside, measured)))
+        elif measured is not None and any(v is not None for v in measured.percentiles_ns.values()):
+            series.append((r.frame_size, "percentiles", measured))
+    if not series:
+        return {}
+    n = len(series)
+    cols = min(n, 3)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.3 * rows), squeeze=False)
+    for ax, (size, kind, data) in zip(axes.flat, series):
+        if kind == "histogram":
+            bins, bin_ns, total, outside, measured = data
+            lefts = [left / 1000 for left, _ in bins]
+            heights = [100 * count / total for _, count in bins]
+            ax.bar(lefts, heights, width=bin_ns / 1000, align="edge", color="C0")
+            ax.set_ylabel("% of frames")
+            note = f"bins {bin_ns} ns"
+            if outside:
+                note += f", {100 * outside / total:.1f} % outside the range"
+            ax.set_title(f"{size} B ({note})", fontsize="small")
+            if len(lefts) < 5:      # a few bins: show them with some room around
+                ax.set_xlim(lefts[0] - 2 * bin_ns / 1000, lefts[-1] + 3 * bin_ns / 1000)
+        else:
+            names = [k for k, v in data.percentiles_ns.items() if v is not None]
+            ax.bar(names, [data.percentiles_ns[k] / 1000 for k in names], color="C1")
+            ax.set_ylabel("latency (µs)")
+            ax.set_title(f"{size} B (percentiles; no histogram stored)", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        if kind == "histogram":
+            ax.set_xlabel("latency (µs)")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    definition = record.parameters.latency_definition.replace("_", " ")
+    fig.suptitle(_title(record, f"Latency distribution per frame size at the throughput rate ({definition}, "
+                                f"{'calibrated' if record.latency_calibrated else 'raw'})"), fontsize="medium")
+    fig.tight_layout()
+    out = {"latency_distribution": _save(fig, graphs_dir, "latency_distribution")}
+    plt.close(fig)
+    return out
+
+
+def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    curves = [r for r in record.frame_loss if r.points]
+    if not curves:
+        return {}
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for r in curves:
+        points = sorted(r.points, key=lambda p: p.offered_pct)
+        ax.plot([p.offered_pct for p in points], [p.loss_pct for p in points], "o-", label=f"{r.frame_size} B")
+    ax.set_xlabel("offered load (% of line rate)")
+    ax.set_ylabel("frame loss (%)")
+    ax.set_xlim(0, 105)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", title="frame size")
+    ax.set_title(_title(record, "Frame loss rate vs offered load (RFC 2544 26.3)"), fontsize="medium")
+    out = {"frame_loss": _save(fig, graphs_dir, "frame_loss")}
+    plt.close(fig)
+    return out
+
+
+def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    results = [r for r in record.back_to_back if r.repetitions]
+    if not results:
+        return {}
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    x = list(range(len(results)))
+    means = [r.mean_burst_frames for r in results]
+    ax.bar(x, means, yerr=[r.stddev_burst_frames for r in results], capsize=5, color="C2",
+           label="mean burst ± sample stddev")
+    ax.plot(x, [r.min_burst_frames for r in results], "v", color="k", label="min")
+    ax.plot(x, [r.max_burst_frames for r in results], "^", color="k", label="max")
+    for i, r in enumerate(results):
+        if r.capped:
+            ax.annotate("capped (lower bound)", (i, r.max_burst_frames), ha="center", va="bottom",
+                        fontsize="x-small")
+    ax.set_xticks(x, [f"{r.frame_size}" for r in results])
+    ax.set_xlabel("frame size (bytes)")
+    ax.set_ylabel("back-to-back burst (frames)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(_title(record, "Back-to-back burst per frame size (RFC 2544 26.4)"), fontsize="medium")
+    out = {"back_to_back": _save(fig, graphs_dir, "back_to_back")}
+    plt.close(fig)
+    return out
+
+
+def draw_graphs(record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    """Draw every graph whose data is in ``record`` into ``graphs_dir`` (PNG and SVG each);
+    name -> [png, svg]."""
+    plt = _pyplot()
+    graphs_dir.mkdir(parents=True, exist_ok=True)
+    out: dict[str, list[Path]] = {}
+    with plt.rc_context({"svg.hashsalt": "wirespeed", "font.size": 9}):
+        for draw in (_throughput, _latency, _distribution, _frame_loss, _back_to_back):
+            out |= draw(plt, record, graphs_dir)
+    return out
+
+
+# HTML ---------------------------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; padding: 0 1em; }
+h1 { border-bottom: 2px solid #336; padding-bottom: .2em; }
+h2 { color: #336; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
+th, td { border: 1px solid #bbb; padding: .25em .55em; text-align: right; }
+th { background: #eef; }
+td:first-child, th:first-child { text-align: left; }
+table.header td { text-align: left; }
+.notes li { margin: .2em 0; }
+.warn { color: #a40; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: .85em; color: #555; }
+dl.defs dt { font-weight: bold; margin-top: .4em; }
+dl.defs dd { margin-left: 1.5em; font-size: .9em; }
+footer { margin-top: 3em; font-size: .8em; color: #777; }
+"""
+
+GRAPH_CAPTIONS = {
+    "throughput_fps": "Throughput vs frame size, frames/s, with the theoretical maximum at 1 Gb/s.",
+    "throughput_mbps": "Throughput vs frame size, Mb/s of frame bits, with the theoretical maximum at 1 Gb/s.",
+    "latency": "Latency (min, avg, max) at the throughput rate vs frame size, per RFC 1242 3.8 definition.",
+    "latency_distribution": "Latency distribution of the trial at the throughput rate, per frame size.",
+    "frame_loss": "Frame loss rate vs offered load (RFC 2544 26.3).",
+    "back_to_back": "Back-to-back burst length per frame size (RFC 2544 26.4), mean with sample standard "
+                    "deviation, min and max over the repetitions.",
+}
+TABLE_TITLES = {
+    "Throughput.csv": "Throughput (RFC 2544 26.1)",
+    "Latency.csv": "Latency (RFC 2544 26.2, RFC 1242 3.8)",
+    "Frame_Loss.csv": "Frame loss rate (RFC 2544 26.3)",
+    "Back_to_Back.csv": "Back-to-back frames (RFC 2544 26.4, RFC 9004)",
+}
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _kv_table(rows: list[tuple[str, object]]) -> str:
+    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    return f'<table class="header">{body}</table>'
+
+
+def _csv_table(text: str) -> str:
+    import csv
+
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return "<p>(empty)</p>"
+    head = "".join(f"<th>{_e(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows[1:])
+    if len(rows) == 1:
+        body = f'<tr><td colspan="{len(rows[0])}">no rows</td></tr>'
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _fmt_ns(ns: int | None) -> str:
+    if ns is None:
+        return ""
+    if ns >= 1_000_000_000 and ns % 1_000_000 == 0:
+        return f"{ns / 1e9:g} s"
+    if ns >= 1_000_000:
+        return f"{ns / 1e6:g} ms"
+    if ns >= 1000:
+        return f"{ns / 1e3:g} µs"
+    return f"{ns} ns"
+
+
+def _header_rows(record: RunRecord) -> list[tuple[str, object]]:
+    g = record.gateware
+    gateware = f"version {g.version_text or g.version} (0x{g.version:06x}), register map 0x{g.map_hash:08x}, " \
+               f"{g.clk_hz / 1e6:g} MHz, {g.n_ports} ports"
+    p = record.parameters
+    rows: list[tuple[str, object]] = [
+        ("Tool", f"{record.tool.get('name', 'wirespeed')} {record.tool.get('version', '')}"),
+        ("Gateware", gateware),
+        ("Target", record.target),
+        ("DUT", ", ".join(f"{k}={v}" for k, v in record.dut.items()) or "(not described)"),
+        ("Test", record.test),
+        ("Tests run", ", ".join(record.tests)),
+        ("Status", record.status + (f": {record.error}" if record.error else "")),
+        ("Started (UTC)", record.started_utc),
+        ("Last update (UTC)", record.updated_utc),
+        ("Frame sizes (bytes)", ", ".join(map(str, p.frame_sizes))),
+    ]
+    if "throughput" in record.tests:
+        rows += [("Trial duration", _fmt_ns(p.trial_duration_ns)), ("Wait after trial", _fmt_ns(p.wait_ns)),
+                 ("Search resolution", f"{p.resolution_pct:g} % of line rate"),
+                 ("Max trials per size", p.max_trials),
+                 ("Latency definition measured", p.latency_definition.replace("_", " ")),
+                 ("Latency calibrated", "yes" if record.latency_calibrated else "no")]
+    rows.append(("Ports", f"tx {p.tx_port} → rx {p.rx_port}"))
+    if record.calibration:
+        rows.append(("Calibration", record.calibration.get("source", "")))
+        delays = record.calibration.get("pipeline_delay_ns")
+        if delays:
+            rows.append(("Pipeline delay subtracted (ns)", json.dumps(delays, separators=(", ", ": "))))
+    if record.frame_loss_parameters is not None:
+        fl = record.frame_loss_parameters
+        rows.append(("Frame loss parameters", ", ".join(
+            f"{k}={v}" for k, v in fl.model_dump(mode="json", exclude={"frame_sizes", "addresses", "learning"}).items()
+            if v is not None)))
+    if record.back_to_back_parameters is not None:
+        bb = record.back_to_back_parameters
+        rows.append(("Back-to-back parameters", ", ".join(
+            f"{k}={v}" for k, v in bb.model_dump(mode="json", exclude={"frame_sizes", "addresses", "learning"}).items()
+            if v is not None)))
+    if record.learning:
+        rows.append(("Learning phase", json.dumps(record.learning, separators=(", ", ": "))[:600]))
+    return rows
+
+
+def render_html(record: RunRecord, tables: dict[str, str], graphs: dict[str, bytes]) -> str:
+    """The self-contained report: ``tables`` name -> CSV text, ``graphs`` name -> PNG bytes."""
+    parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             f"<title>wirespeed RFC 2544 report: {_e(record.target)}</title><style>{CSS}</style></head><body>",
+             f"<h1>RFC 2544 benchmark report</h1>",
+             "<h2>Run</h2>", _kv_table(_header_rows(record))]
+    if record.notes:
+        warn = ' class="warn"'
+        parts.append('<h2>Notes</h2><ul class="notes">' +
+                     "".join(f"<li{warn if 'scaled down' in n or 'not calibrated' in n else ''}>{_e(n)}</li>"
+                             for n in record.notes) + "</ul>")
+    if record.status != "complete":
+        parts.append(f'<p class="warn">The run is {_e(record.status)}: the figures below are what was measured '
+                     "before it stopped.</p>")
+    parts.append("<h2>Tables</h2>")
+    for name, text in tables.items():
+        parts.append(f"<h3>{_e(TABLE_TITLES.get(name, name))} <small>({_e(name)})</small></h3>{_csv_table(text)}")
+    if graphs:
+        parts.append("<h2>Graphs</h2>")
+        for name, png in graphs.items():
+            data = base64.b64encode(png).decode("ascii")
+            caption = GRAPH_CAPTIONS.get(name, name)
+            parts.append(f'<figure><img alt="{_e(caption)}" src="data:image/png;base64,{data}">'
+                         f"<figcaption>{_e(caption)}</figcaption></figure>")
+    if record.definitions:
+        parts.append("<h2>Definitions</h2><dl class=\"defs\">" +
+                     "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in record.definitions.items()) + "</dl>")
+    parts.append(f"<footer>Generated by {_e(record.tool.get('name', 'wirespeed'))} "
+                 f"{_e(record.tool.get('version', ''))} from results.json ({_e(record.format)}); "
+                 f"{len(record.trials)} trials recorded.</footer></body></html>\n")
+    return "\n".join(parts)
+
+
+def make_report(results_dir: Path, out_dir: Path | None = None) -> Report:
+    """Regenerate the CSV tables, the graphs and report.html of ``results_dir`` into ``out_dir``
+    (default: the results folder itself). ReportError on bad input."""
+    results_dir = Path(results_dir)
+    record = load_record(results_dir)
+    out_dir = results_dir if out_dir is None else Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportError(out_dir, f"cannot create the output directory: {exc.strerror or exc}", "--out") from None
+    report = Report(out_dir)
+    report.tables = write_tables(record, out_dir)
+    report.graphs = draw_graphs(record, out_dir / GRAPHS_DIR)
+    tables = {name: text for name, (_, text) in _tables(record).items()}
+    pngs = {name: paths[0].read_bytes() for name, paths in report.graphs.items()}
+    report.html = out_dir / REPORT_NAME
+    atomic_write_text(report.html, render_html(record, tables, pngs))
+    return report
