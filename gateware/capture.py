@@ -37,7 +37,7 @@ from . import frame as F
 from .streams import RxStream
 
 __all__ = ["Capture", "STATE_IDLE", "STATE_ARMED", "STATE_CAPTURING", "STATE_DONE",
-           "TRIGGER_ANY", "TRIGGER_FCS", "TRIGGER_NOT_TEST", "SNAPLEN_MIN", "SNAPLEN_MAX",
+           "TRIGGER_ANY", "TRIGGER_FCS", "TRIGGER_NOT_TEST", "capture_model", "SNAPLEN_MIN", "SNAPLEN_MAX",
            "SNAPLEN_DEFAULT"]
 
 STATE_IDLE, STATE_ARMED, STATE_CAPTURING, STATE_DONE = 0, 1, 2, 3
@@ -190,3 +190,28 @@ class Capture(wiring.Component):
                 count.eq(Mux(self._count == 0, 1, Mux(self._count > nframes, nframes, self._count))),
             ]
         return m
+
+
+def capture_model(frames, trigger, snaplen, count, data_words):
+    """Golden model of a capture. ``frames``: (data without FCS, bad FCS, receive timestamp)
+    of the frames that start after the arm. Returns the index entries (timestamp, wire length
+    with FCS, bytes stored, flags, word offset), the data memory's words (big-endian, zero
+    padded) and the next free word."""
+    from . import frame as F
+    entries, words, wp, armed = [], [0] * data_words, 0, True
+    for data, error, ts in frames:
+        if armed:
+            fires = (trigger == TRIGGER_ANY or (trigger == TRIGGER_FCS and error)
+                     or (trigger == TRIGGER_NOT_TEST and F.parse_signature(data) is None))
+            if not fires:
+                continue
+            armed = False
+        stored = min(len(data), snaplen)
+        chunk = data[:stored] + bytes(-stored % 4)
+        for i in range(0, len(chunk), 4):
+            words[wp + i // 4] = int.from_bytes(chunk[i:i + 4], "big")
+        entries.append((ts, len(data) + 4, stored, int(error), wp))
+        wp += len(chunk) // 4
+        if len(entries) >= count or data_words - wp < -(-snaplen // 4):
+            break
+    return entries, words, wp

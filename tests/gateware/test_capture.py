@@ -10,30 +10,8 @@ from amaranth.sim import Simulator
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import (STATE_ARMED, STATE_CAPTURING, STATE_DONE, STATE_IDLE,
-                                        Capture)
+                                        Capture, capture_model)
 from wirespeed.gateware.registers import RegisterBank
-
-
-def golden(frames, trigger, snaplen, count, data_words):
-    """frames: (data, error, ts) of the frames that start after the arm. Returns the index
-    entries (ts, wire_len, stored, flags, offset) and the data words of the capture."""
-    entries, words, wp, armed = [], [0] * data_words, 0, True
-    for data, error, ts in frames:
-        if armed:
-            fires = (trigger == 0 or (trigger == 1 and error)
-                     or (trigger == 2 and F.parse_signature(data) is None))
-            if not fires:
-                continue
-            armed = False
-        stored = min(len(data), snaplen)
-        chunk = data[:stored] + bytes(-stored % 4)
-        for i in range(0, len(chunk), 4):
-            words[wp + i // 4] = int.from_bytes(chunk[i:i + 4], "big")
-        entries.append((ts, len(data) + 4, stored, int(error), wp))
-        wp += len(chunk) // 4
-        if len(entries) >= count or data_words - wp < -(-snaplen // 4):
-            break
-    return entries, words, wp
 
 
 def random_frames(rng, n):
@@ -146,7 +124,7 @@ def test_capture_matches_model(trigger, snaplen, count, seed):
         sent = []
         for data, error in frames:
             sent.append((data, error, await h.send(ctx, rng, data, error)))
-        entries, words, wp = golden(sent, trigger, snaplen, count, 512)
+        entries, words, wp = capture_model(sent, trigger, snaplen, count, 512)
         assert entries, "the test should trigger"
         await h.check(ctx, entries, words, wp)
         assert await h.read(ctx, "p0.cap.state") == STATE_DONE
@@ -191,7 +169,7 @@ def test_rearm_forgets_and_ignores_a_frame_in_flight():
             sent.append((data, error, await h.send(ctx, rng, data, error)))
             if len(sent) == 2:
                 assert await h.read(ctx, "p0.cap.state") == STATE_CAPTURING
-        entries, words, wp = golden(sent, 1, 16, 4, 256)
+        entries, words, wp = capture_model(sent, 1, 16, 4, 256)
         assert [e[1] for e in entries] == [65, 9, 68, 68]
         await h.check(ctx, entries, words, wp)
         assert await h.read(ctx, "p0.cap.state") == STATE_DONE
@@ -210,7 +188,7 @@ def test_data_memory_full_stops_the_capture():
         for k in range(6):
             data = bytes([k]) * (60 if k == 1 else 400)         # a short one leaves more room
             sent.append((data, False, await h.send(ctx, rng, data, False, gaps=False)))
-        entries, words, wp = golden(sent, 0, 300, 32, 256)
+        entries, words, wp = capture_model(sent, 0, 300, 32, 256)
         # 75 + 15 + 75 + 75 = 240 words used: 16 left, less than a snaplen, so it stops at 4
         assert len(entries) == 4 and wp == 240
         await h.check(ctx, entries, words, wp)

@@ -18,7 +18,7 @@ from scapy.utils6 import inet_pton
 import socket
 
 from wirespeed.gateware import frame as F
-from wirespeed.gateware.capture import STATE_DONE, TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST
+from wirespeed.gateware.capture import STATE_DONE, TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST, capture_model
 from wirespeed.gateware.port import RX_PIPELINE_NS
 from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.streams import PortProgram, StreamSpec, expected_frames
@@ -327,25 +327,6 @@ async def rx_store_and_forward_latency(dut):
 # --- capture ----------------------------------------------------------------------------------
 
 
-def capture_golden(frames, rx_ts, trigger, snaplen, count, data_words=1024):
-    entries, words, wp, armed = [], {}, 0, True
-    for (data, bad), ts in zip(frames, rx_ts):
-        if armed:
-            if not (trigger == TRIGGER_ANY or (trigger == TRIGGER_FCS and bad)
-                    or (trigger == TRIGGER_NOT_TEST and F.parse_signature(data) is None)):
-                continue
-            armed = False
-        stored = min(len(data), snaplen)
-        chunk = data[:stored] + bytes(-stored % 4)
-        for i in range(0, len(chunk), 4):
-            words[wp + i // 4] = int.from_bytes(chunk[i:i + 4], "big")
-        entries.append((ts, len(data) + 4, stored, int(bad), wp))
-        wp += len(chunk) // 4
-        if len(entries) >= count or data_words - wp < -(-snaplen // 4):
-            break
-    return entries, words
-
-
 @cocotb.test()
 async def capture_returns_frames_and_timestamps(dut):
     """Capture with each trigger: the frames sent by the wire peer come back (index entries:
@@ -369,7 +350,8 @@ async def capture_returns_frames_and_timestamps(dut):
         await b.csr.write("p0.cap.arm", 1)
         b.rx_ts.clear()
         await b.send(frames)
-        want, words = capture_golden(frames, b.rx_ts, trigger, snaplen, count)
+        want, words, used = capture_model([(data, bad, ts) for (data, bad), ts in zip(frames, b.rx_ts)],
+                                          trigger, snaplen, count, 1024)
         n = await b.csr.read("p0.cap.frames")
         state = await b.csr.read("p0.cap.state")
         assert n == len(want), (trigger, n, len(want))
@@ -378,10 +360,10 @@ async def capture_returns_frames_and_timestamps(dut):
             v = await b.csr.read_entry("p0.cap.index", i)
             got = (v & (2**64 - 1), (v >> 64) & 0xFFFF, (v >> 80) & 0xFFFF, (v >> 96) & 1, (v >> 112) & 0xFFFF)
             assert got == exp, (trigger, i, got, exp)
-        for addr, word in sorted(words.items()):
+        for addr in range(used):
             got = await b.csr.read_entry("p0.cap.data", addr)
-            assert got == word, (trigger, addr, hex(got), hex(word))
-        dut._log.info("trigger %d snaplen %d count %d: %d frames, %d words", trigger, snaplen, count, n, len(words))
+            assert got == words[addr], (trigger, addr, hex(got), hex(words[addr]))
+        dut._log.info("trigger %d snaplen %d count %d: %d frames, %d words", trigger, snaplen, count, n, used)
 
 
 # --- responder --------------------------------------------------------------------------------
