@@ -441,7 +441,7 @@ def render_html(record: RunRecord, tables: dict[str, str], graphs: dict[str, byt
     """The self-contained report: ``tables`` name -> CSV text, ``graphs`` name -> PNG bytes."""
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              f"<title>wirespeed RFC 2544 report: {_e(record.target)}</title><style>{CSS}</style></head><body>",
-             f"<h1>RFC 2544 benchmark report</h1>",
+             "<h1>RFC 2544 benchmark report</h1>",
              "<h2>Run</h2>", _kv_table(_header_rows(record))]
     if record.notes:
         warn = ' class="warn"'
