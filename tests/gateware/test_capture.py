@@ -13,6 +13,8 @@ from wirespeed.gateware.capture import (STATE_ARMED, STATE_CAPTURING, STATE_DONE
                                         Capture, capture_model)
 from wirespeed.gateware.registers import RegisterBank
 
+from bankbus import BankBus
+
 
 def random_frames(rng, n):
     frames = []
@@ -33,41 +35,13 @@ class Harness:
         self.bank = RegisterBank(name="t", version="0", clk_hz=125_000_000, n_ports=1)
         self.cap = Capture(self.bank, "p0", **kw)
         self.rmap = self.bank.register_map()
+        self.csr = BankBus(self.bank.bus, self.rmap)
         self.m = Module()
         self.m.submodules.bank = self.bank
         self.m.submodules.cap = self.cap
         self.now = Signal(64, init=1000)
         self.m.d.sync += self.now.eq(self.now + 8)
         self.m.d.comb += self.cap.now.eq(self.now)
-
-    async def write(self, ctx, name, value):
-        reg = self.rmap[name]
-        for off, word in zip(reg.word_offsets, reg.split(value)):
-            ctx.set(self.bank.bus.addr, off >> 2)
-            ctx.set(self.bank.bus.w_data, word)
-            ctx.set(self.bank.bus.w_stb, 1)
-            await ctx.tick()
-            ctx.set(self.bank.bus.w_stb, 0)
-
-    async def read_words(self, ctx, offsets):
-        out = []
-        for off in offsets:
-            ctx.set(self.bank.bus.addr, off >> 2)
-            ctx.set(self.bank.bus.r_stb, 1)
-            await ctx.tick()
-            ctx.set(self.bank.bus.r_stb, 0)
-            await ctx.tick()
-            out.append(ctx.get(self.bank.bus.r_data))
-        return out
-
-    async def read(self, ctx, name):
-        reg = self.rmap[name]
-        return reg.join(await self.read_words(ctx, reg.word_offsets))
-
-    async def read_entries(self, ctx, name, first, n):
-        reg = self.rmap[name]
-        offs = reg.word_offsets[first * reg.words:(first + n) * reg.words]
-        return reg.entries(await self.read_words(ctx, offs))
 
     async def send(self, ctx, rng, data, error, gaps=True):
         """Drive one frame; returns the timestamp of its first byte."""
@@ -89,12 +63,12 @@ class Harness:
 
     async def check(self, ctx, want_entries, want_words, wp):
         n = len(want_entries)
-        assert await self.read(ctx, "p0.cap.frames") == n
-        got = await self.read_entries(ctx, "p0.cap.index", 0, n)
+        assert await self.csr.read(ctx, "p0.cap.frames") == n
+        got = await self.csr.read_entries(ctx, "p0.cap.index", 0, n)
         decoded = [(e & (2**64 - 1), (e >> 64) & 0xFFFF, (e >> 80) & 0xFFFF, (e >> 96) & 0xFFFF, e >> 112)
                    for e in got]
         assert decoded == want_entries
-        assert await self.read_entries(ctx, "p0.cap.data", 0, wp) == want_words[:wp]
+        assert await self.csr.read_entries(ctx, "p0.cap.data", 0, wp) == want_words[:wp]
 
 
 def run(h, bench):
@@ -114,20 +88,20 @@ def test_capture_matches_model(trigger, snaplen, count, seed):
     frames = random_frames(rng, 60)
 
     async def bench(ctx):
-        assert await h.read(ctx, "p0.cap.state") == STATE_IDLE
-        assert await h.read(ctx, "p0.cap.snaplen") == 128
-        await h.write(ctx, "p0.cap.trigger", trigger)
-        await h.write(ctx, "p0.cap.snaplen", snaplen)
-        await h.write(ctx, "p0.cap.count", count)
-        await h.write(ctx, "p0.cap.arm", 1)
-        assert await h.read(ctx, "p0.cap.state") == STATE_ARMED
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_IDLE
+        assert await h.csr.read(ctx, "p0.cap.snaplen") == 128
+        await h.csr.write(ctx, "p0.cap.trigger", trigger)
+        await h.csr.write(ctx, "p0.cap.snaplen", snaplen)
+        await h.csr.write(ctx, "p0.cap.count", count)
+        await h.csr.write(ctx, "p0.cap.arm", 1)
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_ARMED
         sent = []
         for data, error in frames:
             sent.append((data, error, await h.send(ctx, rng, data, error)))
         entries, words, wp = capture_model(sent, trigger, snaplen, count, 512)
         assert entries, "the test should trigger"
         await h.check(ctx, entries, words, wp)
-        assert await h.read(ctx, "p0.cap.state") == STATE_DONE
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
     run(h, bench)
 
@@ -138,17 +112,17 @@ def test_rearm_forgets_and_ignores_a_frame_in_flight():
     first = bytes(range(100))
 
     async def bench(ctx):
-        await h.write(ctx, "p0.cap.snaplen", 2000)             # clamped to 1024
-        await h.write(ctx, "p0.cap.count", 0)                  # clamped to 1
-        await h.write(ctx, "p0.cap.arm", 1)
+        await h.csr.write(ctx, "p0.cap.snaplen", 2000)             # clamped to 1024
+        await h.csr.write(ctx, "p0.cap.count", 0)                  # clamped to 1
+        await h.csr.write(ctx, "p0.cap.arm", 1)
         ts = await h.send(ctx, rng, first, False)
         await h.check(ctx, [(ts, 104, 100, 0, 0)], [int.from_bytes(first[i:i + 4], "big") for i in range(0, 100, 4)], 25)
-        assert await h.read(ctx, "p0.cap.state") == STATE_DONE
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
         # arm again in the middle of a frame: that frame is not recorded
-        await h.write(ctx, "p0.cap.count", 7)                  # clamped to max_frames (4)
-        await h.write(ctx, "p0.cap.snaplen", 3)                # clamped to 16
-        await h.write(ctx, "p0.cap.trigger", 1)
+        await h.csr.write(ctx, "p0.cap.count", 7)                  # clamped to max_frames (4)
+        await h.csr.write(ctx, "p0.cap.snaplen", 3)                # clamped to 16
+        await h.csr.write(ctx, "p0.cap.trigger", 1)
         sink = h.cap.sink
         for i in range(80):
             ctx.set(sink.valid, 1)
@@ -161,18 +135,18 @@ def test_rearm_forgets_and_ignores_a_frame_in_flight():
             ctx.set(h.bank.bus.w_stb, 0)
         ctx.set(sink.valid, 0)
         await ctx.tick()
-        assert await h.read(ctx, "p0.cap.state") == STATE_ARMED
-        assert await h.read(ctx, "p0.cap.frames") == 0
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_ARMED
+        assert await h.csr.read(ctx, "p0.cap.frames") == 0
         sent = []
         for data, error in [(b"\x11" * 70, False), (bytes(range(61)), True), (b"\x22" * 5, False),
                             (b"\x33" * 64, True), (b"\x44" * 64, False), (b"\x55" * 64, False)]:
             sent.append((data, error, await h.send(ctx, rng, data, error)))
             if len(sent) == 2:
-                assert await h.read(ctx, "p0.cap.state") == STATE_CAPTURING
+                assert await h.csr.read(ctx, "p0.cap.state") == STATE_CAPTURING
         entries, words, wp = capture_model(sent, 1, 16, 4, 256)
         assert [e[1] for e in entries] == [65, 9, 68, 68]
         await h.check(ctx, entries, words, wp)
-        assert await h.read(ctx, "p0.cap.state") == STATE_DONE
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
     run(h, bench)
 
@@ -182,8 +156,8 @@ def test_data_memory_full_stops_the_capture():
     h = Harness(data_words=256, max_frames=32)
 
     async def bench(ctx):
-        await h.write(ctx, "p0.cap.snaplen", 300)              # 75 words a frame
-        await h.write(ctx, "p0.cap.arm", 1)
+        await h.csr.write(ctx, "p0.cap.snaplen", 300)              # 75 words a frame
+        await h.csr.write(ctx, "p0.cap.arm", 1)
         sent = []
         for k in range(6):
             data = bytes([k]) * (60 if k == 1 else 400)         # a short one leaves more room
@@ -192,6 +166,6 @@ def test_data_memory_full_stops_the_capture():
         # 75 + 15 + 75 + 75 = 240 words used: 16 left, less than a snaplen, so it stops at 4
         assert len(entries) == 4 and wp == 240
         await h.check(ctx, entries, words, wp)
-        assert await h.read(ctx, "p0.cap.state") == STATE_DONE
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
     run(h, bench)

@@ -17,6 +17,8 @@ from scapy.utils6 import inet_pton
 from wirespeed.gateware.registers import RegisterBank
 from wirespeed.gateware.responder import Responder
 
+from bankbus import BankBus
+
 MAC = "02:00:00:00:00:01"
 IP4 = "198.18.0.1"
 IP6 = "2001:db8::1"
@@ -87,6 +89,7 @@ class Harness:
         self.bank = RegisterBank(name="t", version="0", clk_hz=125_000_000, n_ports=1)
         self.dut = Responder(self.bank, "p0")
         self.rmap = self.bank.register_map()
+        self.csr = BankBus(self.bank.bus, self.rmap)
         self.m = Module()
         self.m.submodules.bank = self.bank
         self.m.submodules.dut = self.dut
@@ -94,36 +97,15 @@ class Harness:
         self.out = []          # frames emitted
         self.rng = random.Random(ready_p)
 
-    async def write(self, ctx, name, value):
-        reg = self.rmap[name]
-        for off, word in zip(reg.word_offsets, reg.split(value)):
-            ctx.set(self.bank.bus.addr, off >> 2)
-            ctx.set(self.bank.bus.w_data, word)
-            ctx.set(self.bank.bus.w_stb, 1)
-            await ctx.tick()
-            ctx.set(self.bank.bus.w_stb, 0)
-
-    async def read(self, ctx, name):
-        reg = self.rmap[name]
-        words = []
-        for off in reg.word_offsets:
-            ctx.set(self.bank.bus.addr, off >> 2)
-            ctx.set(self.bank.bus.r_stb, 1)
-            await ctx.tick()
-            ctx.set(self.bank.bus.r_stb, 0)
-            await ctx.tick()
-            words.append(ctx.get(self.bank.bus.r_data))
-        return reg.join(words)
-
     async def counters(self, ctx):
-        return tuple([await self.read(ctx, f"p0.arp.{n}")
+        return tuple([await self.csr.read(ctx, f"p0.arp.{n}")
                       for n in ("arp_requests", "arp_replies", "ns_received", "na_sent")])
 
     async def setup(self, ctx, enable=3):
-        await self.write(ctx, "p0.arp.mac", mac_int(MAC))
-        await self.write(ctx, "p0.arp.ipv4", ip4_int(IP4))
-        await self.write(ctx, "p0.arp.ipv6", ip6_int(IP6))
-        await self.write(ctx, "p0.arp.enable", enable)
+        await self.csr.write(ctx, "p0.arp.mac", mac_int(MAC))
+        await self.csr.write(ctx, "p0.arp.ipv4", ip4_int(IP4))
+        await self.csr.write(ctx, "p0.arp.ipv6", ip6_int(IP6))
+        await self.csr.write(ctx, "p0.arp.enable", enable)
 
     async def send(self, ctx, data, error=False):
         sink = self.dut.sink
@@ -221,27 +203,27 @@ def test_answers_and_ignores(ready_p):
         assert await h.counters(ctx) == (1, 1, 3, 3)
 
         # enable bits: counted, not answered
-        await h.write(ctx, "p0.arp.enable", 2)
+        await h.csr.write(ctx, "p0.arp.enable", 2)
         await case(arp_request())
         await case(ns(), na_golden())
-        await h.write(ctx, "p0.arp.enable", 1)
+        await h.csr.write(ctx, "p0.arp.enable", 1)
         await case(ns())
         await case(arp_request(), arp_reply_golden())
         assert await h.counters(ctx) == (3, 2, 5, 4)
 
         # commands: announcement and unsolicited advertisement (always sent)
-        await h.write(ctx, "p0.arp.enable", 0)
-        await h.write(ctx, "p0.arp.cmd", 1)
+        await h.csr.write(ctx, "p0.arp.enable", 0)
+        await h.csr.write(ctx, "p0.arp.cmd", 1)
         expect.append(garp_golden())
         await h.settle(ctx, len(expect))
-        await h.write(ctx, "p0.arp.cmd", 2)
+        await h.csr.write(ctx, "p0.arp.cmd", 2)
         expect.append(na_golden("33:33:00:00:00:01", "ff02::1", S=0))
         await h.settle(ctx, len(expect))
         assert h.out == expect
         check_checksums(h.out[-1])
         pkt = Ether(h.out[-1])
         assert (pkt[ICMPv6ND_NA].R, pkt[ICMPv6ND_NA].S, pkt[ICMPv6ND_NA].O) == (0, 0, 1)
-        await h.write(ctx, "p0.arp.cmd", 3)                           # both: one after the other
+        await h.csr.write(ctx, "p0.arp.cmd", 3)                           # both: one after the other
         expect += [garp_golden(), na_golden("33:33:00:00:00:01", "ff02::1", S=0)]
         await h.settle(ctx, len(expect))
         assert h.out == expect
@@ -264,7 +246,7 @@ def test_request_while_busy_is_counted_not_answered():
         await h.settle(ctx, 1)
         assert h.out == [arp_reply_golden()]
         assert await h.counters(ctx) == (2, 1, 1, 0)
-        await h.write(ctx, "p0.arp.mac", mac_int("02:00:00:00:00:07"))   # addresses are live
+        await h.csr.write(ctx, "p0.arp.mac", mac_int("02:00:00:00:00:07"))   # addresses are live
         await h.send(ctx, ns())
         await h.settle(ctx, 2)
         frame = h.out[-1]
