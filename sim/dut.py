@@ -8,6 +8,8 @@ A DUT is written as ``model[:key=value,...]``::
     router:latency=10us,jitter=2us,seed=7
     loopback:delay=40ns,loss=0.01,dup=0.001,reorder=0.01,corrupt=0.001
     router:rate=400k,blackout=5ms:2ms
+    switch                            a learning bridge: 2us, queue 256, table 8192, aging 300s
+    switch:latency=5us,queue=64,table=1024,aging=10s,rate=1M
 
 Impairments, accepted by every model (see sim/harness/dut_impair.h for the exact rules):
 ``loss``, ``dup``, ``reorder``, ``corrupt`` are probabilities 0..1 (at most 9 decimals) per
@@ -23,13 +25,25 @@ RFC 2544 26.6 / RFC 6201): the device can be reset by the host through the simul
 control window (:mod:`wirespeed.sim.control`); a reset takes it down for TIME, losing what
 it held (sim/harness/dut_reset.h).
 
+The switch (``switch``, sim/harness/dut_switch.h for the exact rules) is a two-port Ethernet
+learning bridge, store and forward: a frame with a bad FCS is dropped; the source address of
+every good frame is learned against its ingress port (``table`` entries at most, then new
+addresses are not learned; an entry ages out ``aging`` after the last frame from that address,
+``aging=0s``: never; ``learning=0`` turns learning off); a frame to an address known on the
+other port is forwarded, one to an address known on its ingress port is filtered (dropped),
+unknown unicast, broadcast and multicast are flooded (with two ports: sent to the other port).
+A forwarded frame joins the egress queue (``queue`` frames, tail drop) ``latency`` after its
+last byte arrived and leaves at line rate; ``rate`` (frames/s, default: wire speed) limits the
+forwarding rate. Its two directions share one MAC table.
+
 Profiles (:data:`PROFILES`) name boxes of the seed labs, e.g. ``bsdrp-306m`` (a forwarder
 saturating at 400 kpps) or ``openbsd49-i386-em``; ``NAME:key=value`` overrides their
 parameters.
 
 Times take a unit (``ns``, ``us``, ``ms``, ``s``) and must be whole multiples of the 8 ns
 clock; rates are frames per second, optionally with a ``k`` or ``M`` suffix. The same model
-with the same parameters is placed in both directions (port 0 -> port 1 and back).
+with the same parameters is placed in both directions (port 0 -> port 1 and back); the
+switch's two directions are the two ports of one device and share its MAC table.
 """
 
 from __future__ import annotations
@@ -41,8 +55,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-__all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "parse_dut", "MODELS", "PROFILES", "Profile", "profile_description",
-           "format_time"]
+__all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "SwitchSpec", "parse_dut", "MODELS", "PROFILES", "Profile",
+           "profile_description", "format_time"]
 
 NS_PER_CYCLE = 8
 CLOCK_HZ = 125_000_000
@@ -55,6 +69,8 @@ _INT_RE = re.compile(r"^[0-9]+$")
 _PROB_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 PPB = 10**9
 MAX_BLACKOUT_NS = 3600 * 10**9
+MAX_SWITCH_TABLE = 1 << 20
+MAX_SWITCH_AGING_NS = 10**6 * 10**9     # 1000000 s, the IEEE 802.1Q maximum
 
 
 def _prob_ppb(p: float) -> int | None:
@@ -98,6 +114,8 @@ class DutSpec(BaseModel):
     model: str
     #: text parameter name -> (attribute, kind, description of what is allowed)
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {}
+    #: parameters left out of the canonical text while they have their default value
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def harness_args(self) -> list[str]:
@@ -112,7 +130,7 @@ class DutSpec(BaseModel):
         parts = []
         for name, (attr, kind, _) in self.PARAMS.items():
             value = getattr(self, attr)
-            if name in _OPTIONAL and value == type(self).model_fields[attr].default:
+            if (name in _OPTIONAL or name in self.OPTIONAL) and value == type(self).model_fields[attr].default:
                 continue
             text = _KINDS[kind][1](value)
             parts.append(f"{name}={text}")
@@ -318,7 +336,78 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
         }
 
 
-MODELS: dict[str, type[DutSpec]] = {"loopback": LoopbackSpec, "router": RouterSpec}
+class SwitchSpec(ImpairmentsMixin, DutSpec):
+    """Two-port Ethernet learning bridge, store and forward: ``latency_ns`` after a frame's
+    last byte it joins the egress queue of ``queue`` frames; MAC table of ``table`` entries
+    aging out after ``aging_ns`` (0: never), shared by both ports; ``rate`` frames/s limits
+    forwarding (0: wire speed)."""
+
+    model: Literal["switch"] = "switch"
+    latency_ns: int = 2_000
+    queue: int = Field(default=256, ge=1, le=65536)
+    table: int = Field(default=8192, ge=1, le=MAX_SWITCH_TABLE)
+    aging_ns: int = 300 * 10**9
+    rate: int = Field(default=0, ge=0, le=CLOCK_HZ)  # 0: wire speed
+    learning: int = Field(default=1, ge=0, le=1)
+
+    PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
+        "queue": ("queue", "int", "an integer 1..65536"),
+        "table": ("table", "int", f"an integer 1..{MAX_SWITCH_TABLE}"),
+        "aging": ("aging_ns", "time", "a time 0s..1000000s, multiple of 8ns, 0s: never (e.g. 300s)"),
+        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLOCK_HZ} (k and M suffixes allowed, "
+                                 "e.g. 400k, 1.2M)"),
+        "learning": ("learning", "int", "0 or 1"),
+        **IMPAIR_PARAMS,
+    }
+    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
+        "latency_ns": (0, 1_000_000_000),
+        "queue": (1, 65536),
+        "table": (1, MAX_SWITCH_TABLE),
+        "aging_ns": (0, MAX_SWITCH_AGING_NS),
+        "rate": (1, CLOCK_HZ),
+        "learning": (0, 1),
+        **IMPAIR_LIMITS,
+    }
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"rate", "learning"})
+
+    @field_validator("latency_ns")
+    @classmethod
+    def _check_latency(cls, v: int) -> int:
+        return _time_field_check("latency", v, *cls.LIMITS["latency_ns"])
+
+    @field_validator("aging_ns")
+    @classmethod
+    def _check_aging(cls, v: int) -> int:
+        return _time_field_check("aging", v, *cls.LIMITS["aging_ns"])
+
+    def harness_args(self) -> list[str]:
+        return [
+            "--dut", "switch",
+            "--dut-param", f"latency_ns={self.latency_ns}",
+            "--dut-param", f"queue={self.queue}",
+            "--dut-param", f"table={self.table}",
+            "--dut-param", f"aging_ns={self.aging_ns}",
+            *(["--dut-param", f"rate={self.rate}"] if self.rate else []),
+            *(["--dut-param", "learning=0"] if not self.learning else []),
+            *self.impairment_args(),
+        ]
+
+    def describe(self) -> dict:
+        return {
+            "model": "switch",
+            "spec": str(self),
+            "latency_ns": self.latency_ns,
+            "queue_frames": self.queue,
+            "table_entries": self.table,
+            "aging_ns": self.aging_ns,
+            **({"rate_fps": self.rate, "service_ns": 1e9 / self.rate} if self.rate else {}),
+            **({"learning": False} if not self.learning else {}),
+            **self.impairment_describe(),
+        }
+
+
+MODELS: dict[str, type[DutSpec]] = {"loopback": LoopbackSpec, "router": RouterSpec, "switch": SwitchSpec}
 
 
 def _parse_time(text: str) -> int | None:

@@ -7,10 +7,11 @@
 #include "dut_params.h"
 #include "dut_reset.h"
 #include "dut_router.h"
+#include "dut_switch.h"
 
 namespace ws {
 
-const char* known_dut_models() { return "loopback, router"; }
+const char* known_dut_models() { return "loopback, router, switch"; }
 
 std::unique_ptr<DutModel> make_dut(const std::string& model,
                                    const std::vector<std::pair<std::string, std::string>>& kv,
@@ -47,6 +48,21 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
         base = [=]() -> std::unique_ptr<DutModel> {
             return std::make_unique<RouterModel>(rate, queue, latency_ns, max_frame, jitter_ns, seed,
                                                  direction, collapse, recover_ns);
+        };
+    } else if (model == "switch") {
+        uint64_t latency_ns = p.get_uint("latency_ns", 2000, 0, 1000000000, kNsPerCycle);
+        uint64_t queue = p.get_uint("queue", 256, 1, 65536);
+        uint64_t table = p.get_uint("table", 8192, 1, 1048576);
+        uint64_t aging_ns = p.get_uint("aging_ns", 300000000000ULL, 0, 1000000ULL * 1000000000ULL, kNsPerCycle);
+        uint64_t learning = p.get_uint("learning", 1, 0, 1);
+        uint64_t rate = p.get_uint("rate", 0, 0, kClockHz);  // 0: wire speed
+        uint64_t max_frame = p.get_uint("max_frame", 16384, 64, 65536);
+        impairments();
+        // both directions share one fabric (MAC table); a reset rebuilds the models, which
+        // empties the table
+        auto fabric = SwitchFabric::attach(direction, table, aging_ns, learning != 0);
+        base = [=]() -> std::unique_ptr<DutModel> {
+            return std::make_unique<SwitchModel>(fabric, direction, latency_ns, queue, rate, max_frame);
         };
     } else {
         throw std::invalid_argument("dut '" + model + "': unknown model, known models: " +

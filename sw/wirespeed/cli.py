@@ -24,6 +24,7 @@ from typer._click import exceptions as click_exceptions
 from typer.main import get_command
 
 from . import __version__
+from . import config as config_files
 from .errors import WirespeedError
 from .ethernet import MAX_FRAME, MIN_FRAME
 from .calibration import RFC_SIZES, Calibration, CalibrationError, load_calibration, run_calibration
@@ -42,10 +43,11 @@ __all__ = ["app", "main", "InputError"]
 TESTS = ("throughput", "back-to-back", "frame-loss")   # run in the order 26.1, 26.3, 26.4 whatever the order given
 TEST_ORDER = ("throughput", "frame-loss", "back-to-back")
 # ns: scaled down for simulation speed; back-to-back: repetitions and the longest burst tried (frames)
-SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000, "b2b_trials": 5, "b2b_max_burst": 1000}
+SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000, "b2b_trials": 5, "b2b_max_burst": 1000,
+                "latency_trials": 2}
 # ns: RFC 2544 23, 24; back-to-back: RFC 2544 26.4 / RFC 9004 (50 repetitions, bursts up to 2 s of line rate)
 BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000, "settle": 2_000_000_000, "b2b_trials": 50,
-                  "b2b_max_burst": None}
+                  "b2b_max_burst": None, "latency_trials": 20}
 # calibration trials on a cable: short (the delay is constant), a short wait (nothing is queued)
 CAL_SIM_DEFAULTS = {"trial": 1_000_000, "wait": 100_000}
 CAL_BOARD_DEFAULTS = {"trial": 1_000_000_000, "wait": 100_000_000}
@@ -128,6 +130,22 @@ def _percentage_parser(example: str):
 
 
 _parse_resolution = _percentage_parser("0.1")
+
+
+def _parse_search(text: str) -> str:
+    if text not in ("loss-informed", "bisect"):
+        raise typer.BadParameter(f"loss-informed or bisect; not {text!r}")
+    return text
+
+
+def _parse_loss_tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < 100:
+        raise typer.BadParameter(f"a loss percentage in [0, 100), e.g. 0.001; not {text!r}")
+    return value
 _parse_rate_pct = _percentage_parser("10")
 _parse_loss_step = _percentage_parser("10")
 
@@ -363,6 +381,18 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver):
             f"{100 * result.offered_fps / self.line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
             f"lost {result.lost_frames:>8,}{errors}  {verdict}", highlight=False, soft_wrap=True)
 
+    def latency_trial_started(self, frame_size: int, repeat: int, repeats: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"latency {frame_size} B: trial {repeat}/{repeats} at "
+                                                    f"{rate_fps:,.0f} fps")
+
+    def latency_trial_done(self, repeat: int, result: TrialResult) -> None:
+        self.writer.record_trial(result, test="latency", repeat=repeat)
+        lat = result.latency
+        figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
+        self.progress.console.print(
+            f"{result.frame_size:>5} B  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
+            f"lost {result.lost_frames:>8,}  {figures} (raw)", highlight=False, soft_wrap=True)
+
     def size_done(self, result: ThroughputResult) -> None:
         self.writer.record_size(result)
         self.progress.advance(self.task)
@@ -428,6 +458,25 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _config_file(ctx: typer.Context, value: Path | None) -> None:
+    """--config FILE (eager, so before the other options): the file's values become the command's
+    defaults, each checked by its option's parser; options on the command line override them."""
+    if value is None:
+        return
+    try:
+        cfg, defaults = config_files.read_mapping(value, ctx.command, ctx)
+    except config_files.ConfigError as exc:
+        raise InputError(exc.field, exc.message) from None
+    ctx.default_map = {**(ctx.default_map or {}), **defaults}
+    ctx.meta[config_files.META_KEY] = cfg     # config.ConfigFile: path, format, text, sha256 for the results
+
+
+def _config_option() -> Any:
+    return typer.Option("--config", metavar="FILE", callback=_config_file, is_eager=True,
+                        help="Option values from a TOML or YAML file (keys: the long option names); options "
+                             "given here override it (docs/config.md).")
+
+
 @app.callback()
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="Show the version and exit.")] = False) -> None:
@@ -436,6 +485,8 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 @app.command()
 def rfc2544(
+    ctx: typer.Context,
+    config_file: Annotated[Path | None, _config_option()] = None,
     tests: Annotated[Any, typer.Option(parser=_parse_tests, metavar="LIST",
                                        help=f"Tests to run: {', '.join(TESTS)}.")] = "throughput",
     sizes: Annotated[Any, typer.Option(parser=_parse_sizes, metavar="LIST",
@@ -453,6 +504,21 @@ def rfc2544(
     resolution: Annotated[Any, typer.Option(parser=_parse_resolution, metavar="PCT",
                                             help="Search resolution, % of line rate.")] = "0.1",
     max_trials: Annotated[int, typer.Option(min=1, help="Trials per frame size at most.")] = 32,
+    search: Annotated[Any, typer.Option(
+        parser=_parse_search, metavar="loss-informed|bisect",
+        help="throughput search: bisect (RFC 2544's binary search) or loss-informed (the next rate from what "
+             "the last failed trial got through; same resolution, fewer trials).")] = "loss-informed",
+    loss_tolerance: Annotated[Any, typer.Option(
+        parser=_parse_loss_tolerance, metavar="PCT",
+        help="throughput: a trial passes if it loses at most this % of its frames (RFC 2544: 0; reported).")] = "0",
+    search_duration: Annotated[Any, typer.Option(
+        parser=_parse_positive_duration, metavar="DURATION",
+        help="throughput: length of the search trials (default: --trial-duration); shorter ones are followed "
+             "by a confirmation trial of --trial-duration at the rate found.")] = None,
+    latency_trials: Annotated[int | None, typer.Option(
+        min=0, max=1000, metavar="N",
+        help="RFC 2544 26.2: latency trials repeated at each size's throughput rate, their mean reported "
+             "(sim: 2, board: the RFC's 20; 0: none).")] = None,
     latency_definition: Annotated[Any, typer.Option(
         parser=_parse_latency_definition, metavar="bit-forwarding|store-and-forward",
         help="Latency definition the hardware measures (RFC 1242 3.8): first bit in to first bit out, or last "
@@ -497,6 +563,9 @@ def rfc2544(
     RFC 9004's buffer time) against a simulated or real DUT."""
     dut = _rtl_dut(dut, dut_rtl, dut_rtl_top, target)
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
+    if search_duration is not None and search_duration > (trial_duration or defaults["trial"]):
+        raise InputError("--search-duration", f"at most the trial duration "
+                                              f"({format_duration(trial_duration or defaults['trial'])})")
     addresses = {}
     for text in address or []:
         try:
@@ -505,7 +574,9 @@ def rfc2544(
             raise InputError("--address", exc.message) from None
         addresses[port] = value
     config = ThroughputConfig(
-        frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials,
+        frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials, search=search,
+        loss_tolerance_pct=loss_tolerance, search_duration_ns=search_duration,
+        latency_trials=defaults["latency_trials"] if latency_trials is None else latency_trials,
         trial_duration_ns=defaults["trial"] if trial_duration is None else trial_duration,
         wait_ns=defaults["wait"] if wait is None else wait, latency_definition=latency_definition,
         addresses=addresses,
@@ -571,7 +642,8 @@ def rfc2544(
             header = RunHeader(test="rfc2544-" + "+".join(tests), target=session.target, gateware=ident,
                                dut=session.dut, parameters=config, notes=notes,
                                latency_calibrated=cal_file is not None, calibration=cal_info, tests=tests,
-                               back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config)
+                               back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config,
+                               config_file=cfg.record() if (cfg := ctx.meta.get(config_files.META_KEY)) else None)
             _measure(device, _writer(out, header), config, json_out, cal_file,
                      b2b_config=b2b_config, loss_config=loss_config)
         if not json_out:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
@@ -607,6 +679,7 @@ def _calibrate(device: Device, ident, session: Session, sizes, duration_ns: int,
 
 @app.command()
 def calibrate(
+    config_file: Annotated[Path | None, _config_option()] = None,
     target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
                                         help="The Verilator simulation, or a board over Etherbone.")] = "sim",
     dut: Annotated[str | None, typer.Option(help="sim: the cable, a loopback DUT (default "
@@ -806,6 +879,7 @@ def _parse_trigger(text: str) -> str:
 @app.command()
 def capture(
     out: Annotated[Path, typer.Option(help="The pcap file to write (nanosecond timestamps).")],
+    config_file: Annotated[Path | None, _config_option()] = None,
     target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
                                         help="The Verilator simulation, or a board over Etherbone.")] = "sim",
     dut: Annotated[str | None, typer.Option(help=f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), "
@@ -984,16 +1058,17 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     warnings.showwarning = _show_warning
     command = get_command(app)
+    config_files.reset()    # errors about values from a --config file name the file and key (config_files.attribute)
     try:
         code = command.main(argv, prog_name="wirespeed", standalone_mode=False)
     except click_exceptions.NoArgsIsHelpError:
         return 2
     except click_exceptions.UsageError as exc:
-        return _fail(_usage_error_line(exc), 2)
+        return _fail(config_files.attribute(_usage_error_line(exc)), 2)
     except InputError as exc:
         if exc.detail:
             print(exc.detail.rstrip("\n"), file=sys.stderr)
-        return _fail(str(exc), exc.exit_code)
+        return _fail(config_files.attribute(str(exc)), exc.exit_code)
     except typer.Abort:
         return _fail("interrupted", 130)
     return code if isinstance(code, int) else 0

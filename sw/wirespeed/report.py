@@ -31,18 +31,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .ethernet import line_rate_fps
-from .results import (
-    BACK_TO_BACK_COLUMNS,
-    FRAME_LOSS_COLUMNS,
-    LATENCY_COLUMNS,
-    THROUGHPUT_COLUMNS,
-    RunRecord,
-    atomic_write_text,
-    back_to_back_csv,
-    frame_loss_csv,
-    latency_csv,
-    throughput_csv,
-)
+from .results import RunRecord, atomic_write_text, tables_of
 
 __all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report"]
 
@@ -102,15 +91,7 @@ def load_record(results_dir: Path) -> RunRecord:
 
 def _tables(record: RunRecord) -> dict[str, tuple[list[str], str]]:
     """The CSV tables the run wrote, in the order of the results module: name -> (columns, text)."""
-    tables = {}
-    if "throughput" in record.tests:
-        tables["Throughput.csv"] = (THROUGHPUT_COLUMNS, throughput_csv(record.results))
-        tables["Latency.csv"] = (LATENCY_COLUMNS, latency_csv(record.results))
-    if record.back_to_back_parameters is not None:
-        tables["Back_to_Back.csv"] = (BACK_TO_BACK_COLUMNS, back_to_back_csv(record.back_to_back))
-    if record.frame_loss_parameters is not None:
-        tables["Frame_Loss.csv"] = (FRAME_LOSS_COLUMNS, frame_loss_csv(record.frame_loss))
-    return tables
+    return tables_of(record)
 
 
 def write_tables(record: RunRecord, out_dir: Path) -> dict[str, Path]:
@@ -356,7 +337,10 @@ TABLE_TITLES = {
     "Latency.csv": "Latency (RFC 2544 26.2, RFC 1242 3.8)",
     "Frame_Loss.csv": "Frame loss rate (RFC 2544 26.3)",
     "Back_to_Back.csv": "Back-to-back frames (RFC 2544 26.4, RFC 9004)",
+    "Latency_Trials.csv": "Repeated latency trials (RFC 2544 26.2)",
 }
+#: per-trial and per-bin detail: in the results folder, not in the report
+DETAIL_TABLES = ("Trials.csv", "Latency_Histograms.csv")
 
 
 def _e(value) -> str:
@@ -453,7 +437,13 @@ def render_html(record: RunRecord, tables: dict[str, str], graphs: dict[str, byt
                      "before it stopped.</p>")
     parts.append("<h2>Tables</h2>")
     for name, text in tables.items():
-        parts.append(f"<h3>{_e(TABLE_TITLES.get(name, name))} <small>({_e(name)})</small></h3>{_csv_table(text)}")
+        if name not in DETAIL_TABLES:
+            parts.append(f"<h3>{_e(TABLE_TITLES.get(name, name))} <small>({_e(name)})</small></h3>"
+                         f"{_csv_table(text)}")
+    details = [name for name in tables if name in DETAIL_TABLES]
+    if details:
+        parts.append(f"<p>Every trial and every latency histogram bin are in {', '.join(map(_e, details))} "
+                     "beside this report.</p>")
     if graphs:
         parts.append("<h2>Graphs</h2>")
         for name, png in graphs.items():

@@ -24,11 +24,11 @@ def make_trial(size: int, rate_fps: float, sent: int, received: int, duration_ns
 
 
 class FakeTester:
-    """Answers run_trial like a DUT forwarding at most ``limit_pct`` of line rate: frames
-    above that rate are lost."""
+    """Answers run_trial like a DUT forwarding at most ``limit_pct`` of line rate, with a
+    queue of ``queue`` frames that drains after the trial: frames beyond are lost."""
 
-    def __init__(self, limit_pct: float):
-        self.limit_pct, self.calls = limit_pct, []
+    def __init__(self, limit_pct: float, queue: int = 0):
+        self.limit_pct, self.queue, self.calls = limit_pct, queue, []
 
     def run_trial(self, flows, rate_fps, duration_ns, wait_ns, histogram=None, *, lat_def=0):
         self.calls.append((flows, rate_fps, duration_ns, wait_ns))
@@ -36,5 +36,5 @@ class FakeTester:
         size = flows[0].spec.frame_len
         sent = math.ceil(rate_fps * duration_ns / 1e9)
         limit = line_rate_fps(size) * self.limit_pct / 100
-        received = sent if rate_fps <= limit else math.floor(limit * duration_ns / 1e9)
+        received = min(sent, math.floor(limit * duration_ns / 1e9) + self.queue)
         return make_trial(size, rate_fps, sent, received, duration_ns, lat_def=lat_def)

@@ -64,6 +64,6 @@ def test_back_to_back_and_frame_loss_against_a_register_file(capsys, regmap, tmp
     assert [line["test"] for line in lines] == ["frame-loss"] * 2 + ["back-to-back"] * 8
     assert lines[2]["burst_frames"] == 100 and lines[2]["repetition"] == 1 and lines[0]["offered_pct"] == 100
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["Back_to_Back.csv", "Frame_Loss.csv", "results.json", "trials.jsonl"]
+    assert names == ["Back_to_Back.csv", "Frame_Loss.csv", "Trials.csv", "results.json", "trials.jsonl"]
     assert (tmp_path / "Back_to_Back.csv").read_text().splitlines()[1].startswith("64,0.00,0.00,0,0,2,100,no,")
     assert "2 repetitions per frame size, scaled down" in err and "bursts capped at 100 frames" in err

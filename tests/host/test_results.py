@@ -14,9 +14,11 @@ from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, Throug
 
 LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
                    "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
-                   "source", "calibrated", "pipeline_delay_ns"]
+                   "source", "calibrated", "pipeline_delay_ns", "repeats", "repeats_mean_ns",
+                   "repeats_mean_stddev_ns", "repeats_min_ns", "repeats_max_ns"]
 THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
-                      "theoretical_max_fps", "frames_sent", "frames_received", "trials"]
+                      "theoretical_max_fps", "frames_sent", "frames_received", "trials", "search",
+                      "loss_tolerance_pct", "confirmed"]
 
 
 @pytest.fixture
@@ -47,7 +49,8 @@ def read_csv(path):
 
 def test_every_file_exists_from_the_start(writer):
     names = sorted(p.name for p in writer.out_dir.iterdir())
-    assert names == ["Latency.csv", "Throughput.csv", "results.json", "trials.jsonl"]
+    assert names == ["Latency.csv", "Latency_Histograms.csv", "Throughput.csv", "Trials.csv", "results.json",
+                     "trials.jsonl"]
     record = json.loads((writer.out_dir / "results.json").read_text())
     assert record["status"] == "running" and record["results"] == [] and record["trials"] == []
     assert read_csv(writer.out_dir / "Throughput.csv") == [THROUGHPUT_COLUMNS]
@@ -74,18 +77,20 @@ def test_throughput_and_latency_tables(writer):
 
     rows = read_csv(writer.out_dir / "Throughput.csv")
     assert rows[0] == THROUGHPUT_COLUMNS
-    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2"]
+    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2", "bisect", "0", ""]
     latency = read_csv(writer.out_dir / "Latency.csv")
     assert latency[0] == LATENCY_COLUMNS
     # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating;
     # measured: first bit in to first bit out, raw
     assert latency[1] == ["64", "400000.00", "900", "1000.0", "1100", "100.0", "200.0",
                           "960", "1152", "1152", "1152", "64", "4000",
-                          "first bit in to first bit out (bit forwarding, RFC 1242 3.8)", "measured", "no", ""]
+                          "first bit in to first bit out (bit forwarding, RFC 1242 3.8)", "measured", "no", "",
+                          "", "", "", "", ""]
     # derived: last bit in to first bit out = 8 ns x 64 B = 512 ns less; spread and jitter unchanged
     assert latency[2] == ["64", "400000.00", "388", "488.0", "588", "100.0", "200.0",
                           "448", "640", "640", "640", "64", "4000",
-                          "last bit in to first bit out (store and forward, RFC 1242 3.8)", "derived", "no", ""]
+                          "last bit in to first bit out (store and forward, RFC 1242 3.8)", "derived", "no", "",
+                          "", "", "", "", ""]
     assert len(latency) == 3
 
 
@@ -93,7 +98,7 @@ def test_a_size_without_a_passing_rate(writer):
     fail = make_trial(1518, 81_274.38, 813, 0)
     writer.record_size(size_result(1518, 0.0, [fail]))
     rows = read_csv(writer.out_dir / "Throughput.csv")
-    assert rows[1] == ["1518", "0.00", "", "0.000", "0.000", "81274.38", "", "", "1"]
+    assert rows[1] == ["1518", "0.00", "", "0.000", "0.000", "81274.38", "", "", "1", "bisect", "0", ""]
     assert len(read_csv(writer.out_dir / "Latency.csv")) == 1
 
 

@@ -29,11 +29,8 @@ def compile_cxx(out: Path, sources: list[Path], flags: list[str] = SANITIZE) -> 
 @pytest.fixture(scope="session")
 def model_driver(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("model_driver") / "model_driver"
-    sources = [TESTS_DIR / "model_driver.cpp"] + [
-        HARNESS_DIR / f"{name}.cpp"
-        for name in ("dut_factory", "dut_impair", "dut_loopback", "dut_reset", "dut_router", "dut_params")
-    ]
-    return compile_cxx(out, sources)
+    """The driver linked with every DUT model of the harness (sim/harness/dut_*.cpp)."""
+    return compile_cxx(out, [TESTS_DIR / "model_driver.cpp", *sorted(HARNESS_DIR.glob("dut_*.cpp"))])
 
 
 @pytest.fixture(scope="session")

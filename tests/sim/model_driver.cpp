@@ -10,6 +10,9 @@
 //   IMPAIR lost=.. duplicated=.. reordered=.. corrupted=.. blackout=..
 //   COLLAPSE collapses=.. recovered_at=..
 //   RESET taken=.. resets=.. reset_lost=.. reset_at=.. up_at=..
+//   SWITCH port=P forwarded=.. flooded=.. filtered=.. fcs_errors=.. queue_drops=..  (switch
+//   TABLE learned=.. moved=.. table_full=.. entries=..                          models only)
+//   PEER frames_in=.. frames_out=.. dropped=.. errored=..   (with --peer-frame)
 // Frame i (len bytes after the SFD) starts at cycle start + floor(i * num / den) (with --switch
 // S --period2 NUM2/DEN2: frames i >= S start at start(S) + floor((i - S) * num2 / den2), where
 // start(S) is where frame S would start at the first period): 7x0x55, 0xD5,
@@ -17,16 +20,23 @@
 // exactly right, content equal to frame <index> byte for byte, rx_er never set. With --fcs 1
 // the last 4 bytes are instead the Ethernet FCS (CRC-32, least significant byte first) of the
 // others. `pre_ok`: 7x0x55 + 0xD5 exactly; `fcs_ok`: the last 4 bytes are the CRC-32 of the
-// bytes before them.
+// bytes before them. --mac I:DST:SRC (12 hex digits each) replaces bytes 0..11 of frame I (before
+// the FCS is computed) and, with any --mac, every frame carries its index in bytes 12..15
+// (big-endian, the OUT line's index is read there); --bad-fcs-frame I inverts the last byte of frame I (after it).
+// --peer-frame CYCLE:DST:SRC (repeatable) builds the model's other direction too (make_dut
+// direction 1, as the harness does) and sends it, from CYCLE, a 64-byte frame with these
+// addresses, a zero payload and a good FCS; what that direction puts out is only counted.
 //
 // Options: --dut NAME --dut-param K=V ... --frames N --len L --period NUM/DEN
 //          [--start C] [--tail C] [--er-frame I] [--no-sfd-frame I] [--bench CYCLES]
 //          [--fcs 0|1] [--dump 0|1] [--switch S --period2 NUM2/DEN2] [--reset-at CYCLE]
+//          [--mac I:DST:SRC] [--bad-fcs-frame I] [--peer-frame CYCLE:DST:SRC]
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -34,6 +44,7 @@
 
 #include "dut_factory.h"
 #include "dut_params.h"
+#include "dut_switch.h"
 
 using namespace ws;
 
@@ -66,13 +77,42 @@ bool fcs_ok(const std::vector<uint8_t>& f) {
     return true;
 }
 
+// "DST:SRC" (12 hex digits each) -> the 12 header bytes
+std::vector<uint8_t> parse_macs(const std::string& text) {
+    std::vector<uint8_t> b;
+    std::string hex;
+    for (char c : text)
+        if (c != ':') hex += c;
+    if (hex.size() != 24 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        die("addresses must be DST:SRC, 12 hex digits each, got '" + text + "'");
+    for (size_t k = 0; k < 24; k += 2) b.push_back(uint8_t(std::stoul(hex.substr(k, 2), nullptr, 16)));
+    return b;
+}
+
+std::map<uint64_t, std::vector<uint8_t>> g_macs;  // frame index -> header bytes 0..11
+std::set<uint64_t> g_bad_fcs;
+
 std::vector<uint8_t> make_frame(uint64_t i, uint64_t len, bool fcs) {
     std::vector<uint8_t> f(len);
     for (uint64_t j = 0; j < len; j++) f[j] = frame_byte(i, j);
+    auto m = g_macs.find(i);
+    if (m != g_macs.end())
+        for (size_t j = 0; j < m->second.size() && j < len; j++) f[j] = m->second[j];
+    if (!g_macs.empty())
+        for (size_t j = 12; j < 16 && j < len; j++) f[j] = uint8_t(i >> (8 * (15 - j)));
     if (fcs && len >= 8) {
         uint32_t c = crc32(f.data(), len - 4);
         for (size_t k = 0; k < 4; k++) f[len - 4 + k] = uint8_t(c >> (8 * k));
     }
+    if (g_bad_fcs.count(i)) f[len - 1] ^= 0xFF;
+    return f;
+}
+
+std::vector<uint8_t> make_peer_frame(const std::vector<uint8_t>& macs) {
+    std::vector<uint8_t> f(64, 0);
+    for (size_t j = 0; j < macs.size(); j++) f[j] = macs[j];
+    uint32_t c = crc32(f.data(), 60);
+    for (size_t k = 0; k < 4; k++) f[60 + k] = uint8_t(c >> (8 * k));
     return f;
 }
 
@@ -86,6 +126,7 @@ int main(int argc, char** argv) {
     bool reset_taken = false;
     std::set<uint64_t> er_frames, no_sfd_frames;
     bool fcs = false, dump = false;
+    std::vector<std::pair<uint64_t, std::vector<uint8_t>>> peer_frames;  // (cycle, header)
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         if (i + 1 >= argc) die("missing value for " + a);
@@ -111,15 +152,29 @@ int main(int argc, char** argv) {
         else if (a == "--bench") bench = std::stoull(v);
         else if (a == "--fcs") fcs = v == "1";
         else if (a == "--dump") dump = v == "1";
+        else if (a == "--mac") {
+            auto colon = v.find(':');
+            if (colon == std::string::npos) die("--mac must be I:DST:SRC, got '" + v + "'");
+            g_macs[std::stoull(v.substr(0, colon))] = parse_macs(v.substr(colon + 1));
+        } else if (a == "--bad-fcs-frame") g_bad_fcs.insert(std::stoull(v));
+        else if (a == "--peer-frame") {
+            auto colon = v.find(':');
+            if (colon == std::string::npos) die("--peer-frame must be CYCLE:DST:SRC, got '" + v + "'");
+            peer_frames.emplace_back(std::stoull(v.substr(0, colon)), parse_macs(v.substr(colon + 1)));
+        }
         else die("unknown option " + a);
     }
     if (len < 4) die("--len must be >= 4");
     if (num < (len + 9) * den) die("--period leaves no idle cycle between frames");
     if (switch_at != UINT64_MAX && num2 < (len + 9) * den2) die("--period2 leaves no idle cycle between frames");
+    for (size_t k = 1; k < peer_frames.size(); k++)
+        if (peer_frames[k].first < peer_frames[k - 1].first + kPreambleLen + 64 + kMinGap)
+            die("--peer-frame cycles must be in order, at least 84 apart");
 
-    std::unique_ptr<DutModel> dut;
+    std::unique_ptr<DutModel> dut, peer;
     try {
         dut = make_dut(model, params);
+        if (!peer_frames.empty()) peer = make_dut(model, params, 1);
     } catch (const std::exception& e) {
         std::printf("ERROR %s\n", e.what());
         return 3;
@@ -152,7 +207,8 @@ int main(int argc, char** argv) {
         uint64_t n = rx_pos > kPreambleLen ? rx_pos - kPreambleLen : 0;
         bool ok = rx_ok && n == len;
         uint64_t index = 0;
-        for (size_t j = 0; j < 4 && j < rx_bytes.size(); j++) index = index << 8 | rx_bytes[j];
+        const size_t at = g_macs.empty() ? 0 : 12;  // where the index is
+        for (size_t j = at; j < at + 4 && j < rx_bytes.size(); j++) index = index << 8 | rx_bytes[j];
         if (ok) ok = rx_bytes == make_frame(index, len, fcs);
         long long gap = last_end < 0 ? -1 : (long long)(rx_start - uint64_t(last_end));
         if (!bench) {
@@ -169,8 +225,31 @@ int main(int argc, char** argv) {
         last_end = int64_t(now);
     };
 
+    // ---- the other direction (--peer-frame) ------------------------------------------------
+    size_t peer_next = 0, peer_pos = 0;
+    std::vector<uint8_t> peer_frame;
+    auto peer_step = [&](uint64_t t) {
+        GmiiSym in = kIdle;
+        if (peer_pos == 0 && peer_next < peer_frames.size() && t >= peer_frames[peer_next].first) {
+            peer_frame = make_peer_frame(peer_frames[peer_next].second);
+            peer_pos = 1;
+        }
+        if (peer_pos) {
+            const size_t k = peer_pos - 1;
+            in.en = 1;
+            in.d = k < kPreambleLen - 1 ? kPreambleByte : k == kPreambleLen - 1 ? kSfdByte
+                                                                               : peer_frame[k - kPreambleLen];
+            if (++peer_pos == kPreambleLen + peer_frame.size() + 1) {
+                peer_pos = 0;
+                peer_next++;
+            }
+        }
+        peer->step(in);
+    };
+
     auto t0 = std::chrono::steady_clock::now();
     for (uint64_t t = 0; t < total; t++) {
+        if (peer) peer_step(t);
         GmiiSym in = kIdle;
         if (!sending && next < n_frames && t >= frame_start(next)) {
             sending = true;
@@ -237,6 +316,22 @@ int main(int argc, char** argv) {
     std::printf("COLLAPSE collapses=%" PRIu64 " recovered_at=%" PRIu64 "\n", c.collapses, c.recovered_at);
     std::printf("RESET taken=%d resets=%" PRIu64 " reset_lost=%" PRIu64 " reset_at=%" PRIu64
                 " up_at=%" PRIu64 "\n", reset_taken ? 1 : 0, c.resets, c.reset_lost, c.reset_at, c.up_at);
+    if (auto fabric = SwitchFabric::last()) {
+        for (unsigned p = 0; p < SwitchFabric::kPorts; p++) {
+            const SwitchPortCounters& s = fabric->port[p];
+            std::printf("SWITCH port=%u forwarded=%" PRIu64 " flooded=%" PRIu64 " filtered=%" PRIu64
+                        " fcs_errors=%" PRIu64 " queue_drops=%" PRIu64 "\n", p, s.forwarded, s.flooded,
+                        s.filtered, s.fcs_errors, s.queue_drops);
+        }
+        std::printf("TABLE learned=%" PRIu64 " moved=%" PRIu64 " table_full=%" PRIu64
+                    " entries=%" PRIu64 "\n", fabric->learned, fabric->moved, fabric->table_full,
+                    fabric->entries(total));
+    }
+    if (peer) {
+        const DutCounters& pc = peer->counters();
+        std::printf("PEER frames_in=%" PRIu64 " frames_out=%" PRIu64 " dropped=%" PRIu64
+                    " errored=%" PRIu64 "\n", pc.frames_in, pc.frames_out, pc.dropped, pc.errored);
+    }
     if (bench)
         std::printf("BENCH cycles=%" PRIu64 " wall_s=%.4f cycles_per_s=%.0f\n", total, wall,
                     double(total) / wall);

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from wirespeed.sim.dut import DutSpec, LoopbackSpec, RouterSpec, parse_dut
+from wirespeed.sim.dut import DutSpec, LoopbackSpec, RouterSpec, SwitchSpec, parse_dut
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -34,6 +34,16 @@ from wirespeed.sim.dut import DutSpec, LoopbackSpec, RouterSpec, parse_dut
     ("loopback:blackout=0ns:8ns,seed=0", LoopbackSpec(blackout_ns=(0, 8), seed=0)),
     ("router:seed=4294967295", RouterSpec(seed=2**32 - 1)),
     ("router:rate=400k,collapse=100k,recover=2s", RouterSpec(rate=400_000, collapse=100_000, recover_ns=2 * 10**9)),
+    # switch
+    ("switch", SwitchSpec(latency_ns=2000, queue=256, table=8192, aging_ns=300 * 10**9, rate=0, learning=1)),
+    ("switch:latency=5us,queue=64,table=1024,aging=10s,rate=1M",
+     SwitchSpec(latency_ns=5000, queue=64, table=1024, aging_ns=10**10, rate=1_000_000)),
+    ("switch:latency=0ns,queue=1,table=1,aging=0s", SwitchSpec(latency_ns=0, queue=1, table=1, aging_ns=0)),
+    ("switch:table=1048576,aging=1000000s,queue=65536,latency=1s",
+     SwitchSpec(table=2**20, aging_ns=10**15, queue=65536, latency_ns=10**9)),
+    ("switch:learning=0,rate=125M", SwitchSpec(learning=0, rate=125_000_000)),
+    ("switch:aging=8ns,learning=1", SwitchSpec(aging_ns=8)),
+    ("switch:loss=0.01,reboot=2s,seed=3", SwitchSpec(loss=0.01, reboot_ns=2 * 10**9, seed=3)),
 ])
 def test_parse_good(text, expected):
     spec = parse_dut(text)
@@ -46,10 +56,10 @@ PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, o
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "dut: empty specification, expected one of: loopback, router "
+    ("", "dut: empty specification, expected one of: loopback, router, switch "
          "(e.g. 'router:rate=400k,queue=256,latency=20us') or a profile: " + PROFILE_NAMES),
-    ("switch", "dut 'switch': unknown model, known models: loopback, router; profiles: " + PROFILE_NAMES),
-    ("Loopback", "dut 'Loopback': unknown model, known models: loopback, router; profiles: " + PROFILE_NAMES),
+    ("hub", "dut 'hub': unknown model, known models: loopback, router, switch; profiles: " + PROFILE_NAMES),
+    ("Loopback", "dut 'Loopback': unknown model, known models: loopback, router, switch; profiles: " + PROFILE_NAMES),
     ("router:queue=x", "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router:queue=0", "dut router: queue must be an integer 1..65536, got '0'"),
     ("router:queue=65537", "dut router: queue must be an integer 1..65536, got '65537'"),
@@ -113,6 +123,30 @@ PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, o
     ("router:collapse=10k", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
     ("router:recover=1s", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
     ("router:collapse=10k,recover=0s", "dut router: recover must be a time 8ns..3600s, multiple of 8ns (e.g. 2s), got '0s'"),
+    # switch
+    ("switch:latency=12ns", "dut switch: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), got '12ns'"),
+    ("switch:latency=2s", "dut switch: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), got '2s'"),
+    ("switch:queue=0", "dut switch: queue must be an integer 1..65536, got '0'"),
+    ("switch:table=0", "dut switch: table must be an integer 1..1048576, got '0'"),
+    ("switch:table=1048577", "dut switch: table must be an integer 1..1048576, got '1048577'"),
+    ("switch:table=8k", "dut switch: table must be an integer 1..1048576, got '8k'"),
+    ("switch:aging=300", "dut switch: aging must be a time 0s..1000000s, multiple of 8ns, 0s: never (e.g. 300s), "
+                         "got '300'"),
+    ("switch:aging=1000001s", "dut switch: aging must be a time 0s..1000000s, multiple of 8ns, 0s: never "
+                              "(e.g. 300s), got '1000001s'"),
+    ("switch:aging=4ns", "dut switch: aging must be a time 0s..1000000s, multiple of 8ns, 0s: never (e.g. 300s), "
+                         "got '4ns'"),
+    ("switch:rate=0", "dut switch: rate must be an integer number of frames/s 1..125000000 "
+                      "(k and M suffixes allowed, e.g. 400k, 1.2M), got '0'"),
+    ("switch:rate=126M", "dut switch: rate must be an integer number of frames/s 1..125000000 "
+                         "(k and M suffixes allowed, e.g. 400k, 1.2M), got '126M'"),
+    ("switch:learning=2", "dut switch: learning must be 0 or 1, got '2'"),
+    ("switch:learning=off", "dut switch: learning must be 0 or 1, got 'off'"),
+    ("switch:delay=40ns", "dut switch: unknown parameter 'delay', allowed: latency, queue, table, aging, rate, "
+                          "learning, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+    ("switch:jitter=8ns", "dut switch: unknown parameter 'jitter', allowed: latency, queue, table, aging, rate, "
+                          "learning, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+    ("switch:table=4,table=5", "dut switch: parameter 'table' given twice"),
 ])
 def test_parse_bad(text, message):
     with pytest.raises(ValueError) as e:
@@ -201,3 +235,29 @@ def test_profile_errors(text, message):
     with pytest.raises(ValueError) as e:
         parse_dut(text)
     assert str(e.value) == message
+
+
+def test_switch_canonical_text_args_and_describe():
+    sw = parse_dut("switch")
+    assert str(sw) == "switch:latency=2us,queue=256,table=8192,aging=300s"
+    assert sw.harness_args() == ["--dut", "switch", "--dut-param", "latency_ns=2000", "--dut-param", "queue=256",
+                                 "--dut-param", "table=8192", "--dut-param", "aging_ns=300000000000"]
+    assert sw.describe() == {"model": "switch", "spec": "switch:latency=2us,queue=256,table=8192,aging=300s",
+                             "latency_ns": 2000, "queue_frames": 256, "table_entries": 8192,
+                             "aging_ns": 300 * 10**9}
+    sw = parse_dut("switch:learning=0,rate=400k,aging=0s,table=16,loss=0.5,latency=1.6us")
+    assert str(sw) == "switch:latency=1600ns,queue=256,table=16,aging=0ns,rate=400k,learning=0,loss=0.5"
+    assert sw.harness_args() == [
+        "--dut", "switch", "--dut-param", "latency_ns=1600", "--dut-param", "queue=256",
+        "--dut-param", "table=16", "--dut-param", "aging_ns=0", "--dut-param", "rate=400000",
+        "--dut-param", "learning=0", "--dut-param", "loss_ppb=500000000"]
+    d = sw.describe()
+    assert (d["rate_fps"], d["service_ns"], d["learning"], d["impairments"]) == (400_000, 2500.0, False, {"loss": 0.5})
+    assert parse_dut("switch:reboot=1s").describe()["reboot_ns"] == 10**9
+    # built directly, the same rules
+    with pytest.raises(pydantic.ValidationError, match="aging must be a multiple of 8 ns"):
+        SwitchSpec(aging_ns=12)
+    with pytest.raises(pydantic.ValidationError):
+        SwitchSpec(table=0)
+    with pytest.raises(pydantic.ValidationError):
+        SwitchSpec(learning=2)

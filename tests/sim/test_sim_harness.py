@@ -306,7 +306,7 @@ def test_crash_during_run_is_reported(fixture_binary):
 @pytest.mark.parametrize("args,message", [
     (["--dut", "router", "--dut-param", "queue=x"],
      "wirespeed-sim: error: dut router: queue must be an integer 1..65536, got 'x'"),
-    (["--dut", "hub"], "wirespeed-sim: error: dut 'hub': unknown model, known models: loopback, router"),
+    (["--dut", "hub"], "wirespeed-sim: error: dut 'hub': unknown model, known models: loopback, router, switch"),
     (["--dut-param", "delay_ns"], "wirespeed-sim: error: dut parameter must be key=value, got 'delay_ns'"),
     (["--udp-port", "70000"], "wirespeed-sim: error: --udp-port must be an integer 0..65535, got '70000'"),
     (["--udp-port"], "wirespeed-sim: error: --udp-port needs a value"),

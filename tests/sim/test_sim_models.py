@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,6 +24,7 @@ class Run:
     er_cycles: int
     stats: dict[str, int]
     collapse: dict[str, int]    # collapses, recovered_at, and the RESET line's fields
+    switch: dict[str, dict[str, int]] = field(default_factory=dict)  # p0, p1, table, peer
 
 
 def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, length: int = 64,
@@ -35,7 +36,7 @@ def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, le
             "--tail", str(tail), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{cmd}: exit {r.returncode}\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-    ins, outs, er, stats, collapse = [], [], None, None, {}
+    ins, outs, er, stats, collapse, switch = [], [], None, None, {}, {}
     for line in r.stdout.splitlines():
         w = line.split()
         if w[0] == "IN":
@@ -50,9 +51,12 @@ def run_model(driver: Path, dut: str, params: dict[str, int], *, frames: int, le
             stats = {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
         elif w[0] in ("COLLAPSE", "RESET"):
             collapse |= {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
+        elif w[0] in ("SWITCH", "TABLE", "PEER"):
+            d = {k: int(v) for k, v in (kv.split("=") for kv in w[1:])}
+            switch[f"p{d.pop('port')}" if w[0] == "SWITCH" else w[0].lower()] = d
     assert er is not None and stats is not None, r.stdout[-2000:]
     assert len(ins) == frames
-    return Run(ins, outs, er, stats, collapse)
+    return Run(ins, outs, er, stats, collapse, switch)
 
 
 def driver_error(driver: Path, dut: str, *params: str) -> str:
@@ -208,7 +212,7 @@ def test_router_discards_errored_frames(model_driver):
 
 
 @pytest.mark.parametrize("dut,params,message", [
-    ("bridge", (), "dut 'bridge': unknown model, known models: loopback, router"),
+    ("bridge", (), "dut 'bridge': unknown model, known models: loopback, router, switch"),
     ("loopback", ("delay_ns=41",),
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '41'"),
     ("loopback", ("delay_ns=1000008",),
@@ -222,6 +226,13 @@ def test_router_discards_errored_frames(model_driver):
      "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame, "
      "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=4", "queue=5"), "dut router: parameter 'queue' given twice"),
+    ("switch", ("table=0",), "dut switch: table must be an integer 1..1048576, got '0'"),
+    ("switch", ("learning=2",), "dut switch: learning must be an integer 0..1, got '2'"),
+    ("switch", ("aging_ns=12",),
+     "dut switch: aging_ns must be an integer 0..1000000000000000 and a multiple of 8, got '12'"),
+    ("switch", ("delay_ns=8",), "dut switch: unknown parameter 'delay_ns', allowed: latency_ns, queue, table, "
+     "aging_ns, learning, rate, max_frame, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, "
+     "blackout_len_ns, seed, reboot_ns"),
 ])
 def test_model_parameter_errors(model_driver, dut, params, message):
     assert driver_error(model_driver, dut, *params) == message
@@ -299,3 +310,185 @@ def test_reset_takes_the_device_down_for_its_reboot_time(model_driver, dut, para
     # without a `reboot` parameter a reset is refused and nothing is lost
     run = run_model(model_driver, dut, params, frames=50, period=str(period), extra=("--reset-at", "2000"))
     assert run.collapse["taken"] == 0 and len([o for o in run.outs if o[3]]) == 50
+
+
+# ---- switch (sim/harness/dut_switch.h) ---------------------------------------------------------
+
+BCAST = "ffffffffffff"
+
+
+def mac(n: int) -> str:
+    """A locally administered unicast address 02:00:00:00:00:nn."""
+    return f"0200000000{n:02x}"
+
+
+def switch_run(driver: Path, params: dict[str, int], headers: list[tuple[str, str]], *,
+               peer: tuple[tuple[int, str, str], ...] = (), period: str = "200", length: int = 64,
+               extra: tuple[str, ...] = (), tail: int = 20000) -> Run:
+    """Frames i = 0.. with addresses headers[i] = (DST, SRC), good FCS, on port 0; `peer`
+    frames (cycle, DST, SRC) on port 1."""
+    args = ["--fcs", "1"]
+    for i, (dst, src) in enumerate(headers):
+        args += ["--mac", f"{i}:{dst}:{src}"]
+    for cycle, dst, src in peer:
+        args += ["--peer-frame", f"{cycle}:{dst}:{src}"]
+    return run_model(driver, "switch", params, frames=len(headers), length=length, period=period,
+                     tail=tail, extra=(*args, *extra))
+
+
+def switch_reference(ready: list[int], queue: int, rate: int, length: int) -> tuple[list[int], list[int]]:
+    """Egress of the switch, exactly: frames ready at `ready` (arrival + latency, in order) ->
+    (indices of the frames sent, their start cycles)."""
+    slot, line_free = Fraction(0), 0
+    sent: list[tuple[int, int]] = []                # (index, start)
+    for k, r in enumerate(ready):
+        waiting = sum(1 for _, start in sent if start > r)      # a frame starting at r has left
+        if waiting >= queue:
+            continue
+        earliest = r
+        if rate:
+            s = max(Fraction(r), slot)
+            slot = s + Fraction(CLOCK_HZ, rate)
+            earliest = math.ceil(s)
+        start = max(earliest, line_free, sent[-1][1] + 1 if sent else 0)
+        line_free = start + PREAMBLE + length + GAP
+        sent.append((k, start))
+    return [i for i, _ in sent], [s for _, s in sent]
+
+
+@pytest.mark.parametrize("length", [64, 1518])
+@pytest.mark.parametrize("latency_ns,rate", [(0, 0), (2000, 0), (10_000, 0), (2000, 400_000)])
+def test_switch_store_and_forward_latency(model_driver, length, latency_ns, rate):
+    """An idle switch: the first preamble byte leaves exactly `latency` after the frame's last
+    byte arrived, i.e. (8 + length) x 8 ns + latency after its first byte went in; a rate limit
+    below the offered load adds nothing."""
+    params = {"latency_ns": latency_ns} | ({"rate": rate} if rate else {})
+    run = run_model(model_driver, "switch", params, frames=6, length=length, period="20000",
+                    extra=("--fcs", "1"))
+    assert len(run.outs) == 6
+    for (i, start, arrival), (idx, ostart, ln, ok, _) in zip(run.ins, run.outs):
+        assert (idx, ln, ok) == (i, length, 1)
+        assert ostart - arrival == latency_ns // 8
+        assert ostart - start == PREAMBLE + length + latency_ns // 8
+    assert run.stats == {"frames_in": 6, "frames_out": 6, "dropped": 0, "errored": 0}
+    # the driver's frames have unknown destinations: flooded
+    assert run.switch["p0"]["flooded"] == 6 and run.switch["p0"]["forwarded"] == 0
+
+
+def test_switch_learns_filters_floods_and_forwards(model_driver):
+    a1, a2, b, c, d = mac(0xA1), mac(0xA2), mac(0xB), mac(0xC), mac(0xD)
+    headers = [
+        (c, a1),                # 0 unknown destination: flooded; A1 learned on port 0
+        (a1, a2),               # 1 A1 is on port 0, the ingress port: filtered
+        (b, a1),                # 2 B was learned on port 1 (peer frame at cycle 5): forwarded
+        (BCAST, a1),            # 3 broadcast: flooded
+        ("01005e000001", a1),   # 4 multicast: flooded
+        (d, a2),                # 5 unknown: flooded
+        (d, a1),                # 6 D learned on port 1 meanwhile (peer at 1150): forwarded
+        (a2, a2),               # 7 to itself: filtered
+        (a2, a1),               # 8 A2 moved to port 1 (peer at 1500): forwarded
+    ]
+    # frame i arrives at 82 + 200 i; a peer frame 72 cycles after its start
+    peer = ((5, BCAST, b), (1150, a1, d), (1500, BCAST, a2))
+    run = switch_run(model_driver, {"latency_ns": 2000}, headers, peer=peer)
+    assert [o[0] for o in run.outs] == [0, 2, 3, 4, 5, 6, 8]
+    assert all(o[3] == 1 for o in run.outs)
+    assert run.switch["p0"] == {"forwarded": 3, "flooded": 4, "filtered": 2, "fcs_errors": 0, "queue_drops": 0}
+    assert run.switch["p1"] == {"forwarded": 1, "flooded": 2, "filtered": 0, "fcs_errors": 0, "queue_drops": 0}
+    assert run.switch["table"] == {"learned": 4, "moved": 1, "table_full": 0, "entries": 4}
+    assert run.switch["peer"] == {"frames_in": 3, "frames_out": 3, "dropped": 0, "errored": 0}
+    # filtered frames are the model's drops
+    assert run.stats == {"frames_in": 9, "frames_out": 7, "dropped": 2, "errored": 0}
+
+    # learning off: everything is flooded, nothing is filtered
+    run = switch_run(model_driver, {"learning": 0}, headers, peer=peer)
+    assert [o[0] for o in run.outs] == list(range(9))
+    assert run.switch["p0"]["flooded"] == 9 and run.switch["p0"]["filtered"] == 0
+    assert run.switch["table"] == {"learned": 0, "moved": 0, "table_full": 0, "entries": 0}
+
+
+def test_switch_full_table_learns_no_more(model_driver):
+    """table=4: the fifth source address is not learned, so frames to it keep being flooded
+    while frames to the first four (on the ingress port) are filtered."""
+    x = mac(0xEE)
+    headers = [(x, mac(n)) for n in range(5)] + [(mac(n), mac(0)) for n in range(5)] + [(mac(4), mac(0))]
+    run = switch_run(model_driver, {"table": 4}, headers)
+    assert [o[0] for o in run.outs] == [0, 1, 2, 3, 4, 9, 10]
+    assert run.switch["p0"] == {"forwarded": 0, "flooded": 7, "filtered": 4, "fcs_errors": 0, "queue_drops": 0}
+    assert run.switch["table"] == {"learned": 4, "moved": 0, "table_full": 1, "entries": 4}
+
+
+@pytest.mark.parametrize("aging_cycles,outs,learned,table_full", [
+    (600, [0, 3], 2, 3),      # A expires exactly 600 cycles after it was learned: frame 3
+    (601, [0, 4], 2, 3),      # one cycle longer: A still known at frame 3, gone at frame 4
+    (0, [0, 4], 1, 4),        # never ages
+])
+def test_switch_entries_age_out(model_driver, aging_cycles, outs, learned, table_full):
+    """table=1, frames every 200 cycles: A is learned by frame 0 and filtered for frames 1, 2;
+    an entry is live while t < last + aging, so with aging = 600 cycles it is gone when frame 3
+    arrives (flooded), and the slot it freed takes B (then frame 4 to B is filtered); with 601
+    cycles frame 3 is filtered and A's slot goes to C at frame 4 (to B: unknown, flooded)."""
+    a, b, c, x = mac(0xA), mac(0xB), mac(0xC), mac(0xEE)
+    headers = [(x, a), (a, b), (a, c), (a, b), (b, c)]
+    run = switch_run(model_driver, {"table": 1, "aging_ns": aging_cycles * 8}, headers, period="200")
+    arrivals = [end for _, _, end in run.ins]
+    assert [t - arrivals[0] for t in arrivals] == [0, 200, 400, 600, 800]
+    assert [o[0] for o in run.outs] == outs
+    assert run.switch["table"]["learned"] == learned
+    assert run.switch["table"]["table_full"] == table_full
+    assert run.switch["p0"]["filtered"] == 5 - len(outs)
+
+
+def test_switch_drops_bad_fcs_runts_and_errored_frames(model_driver):
+    run = run_model(model_driver, "switch", {}, frames=8, period="200",
+                    extra=("--fcs", "1", "--bad-fcs-frame", "2", "--er-frame", "4", "--no-sfd-frame", "6"))
+    assert [o[0] for o in run.outs] == [0, 1, 3, 5, 7]
+    assert run.switch["p0"]["fcs_errors"] == 1
+    assert run.stats == {"frames_in": 8, "frames_out": 5, "dropped": 0, "errored": 3}
+    # without an FCS every frame is dropped as bad
+    run = run_model(model_driver, "switch", {}, frames=5, period="200")
+    assert run.outs == [] and run.switch["p0"]["fcs_errors"] == 5
+    # runts (shorter than 64 bytes with their FCS) are errored, not FCS errors
+    run = run_model(model_driver, "switch", {}, frames=5, length=60, period="200", extra=("--fcs", "1"))
+    assert run.outs == [] and run.stats["errored"] == 5 and run.switch["p0"]["fcs_errors"] == 0
+
+
+@pytest.mark.parametrize("rate,queue,period,n", [
+    (400_000, 16, "84", 2000),       # line rate of 64-byte frames offered to a 400 kfps switch
+    (1_000_000, 4, "84", 2000),
+    (0, 8, "73", 1000),              # wire speed, input gaps of 1 cycle: the egress line is the limit
+])
+def test_switch_egress_queue_overflow(model_driver, rate, queue, period, n):
+    lat = 2000
+    params = {"queue": queue, "latency_ns": lat} | ({"rate": rate} if rate else {})
+    run = run_model(model_driver, "switch", params, frames=n, period=period, tail=30_000, extra=("--fcs", "1"))
+    ready = [end + lat // 8 for _, _, end in run.ins]
+    sent, starts = switch_reference(ready, queue, rate, 64)
+    assert [o[0] for o in run.outs] == sent
+    assert [o[1] for o in run.outs] == starts
+    assert all(o[3] == 1 for o in run.outs) and all(o[4] >= GAP for o in run.outs[1:])
+    drops = n - len(sent)
+    assert drops > 0
+    assert run.switch["p0"]["queue_drops"] == drops
+    assert run.stats == {"frames_in": n, "frames_out": len(sent), "dropped": drops, "errored": 0}
+    if rate:
+        # backlogged: exactly `rate` (frame k of the backlog starts at ceil(s0 + k / rate))
+        s0 = starts[0]
+        assert starts == [math.ceil(s0 + k * Fraction(CLOCK_HZ, rate)) for k in range(len(starts))]
+
+
+def test_switch_reset_forgets_the_table_and_impairments_apply(model_driver):
+    a, x = mac(0xA), mac(0xEE)
+    headers = [(x, a), (a, x), (a, x), (a, x), (a, x), (x, a), (a, x)]
+    # frames every 1000 cycles; a reset at 2500 takes the switch down until 3500: frames 1, 2
+    # are filtered (A learned on port 0), frame 3 starts while it is down, and the rebooted
+    # switch knows nothing: frame 4 to A is flooded, frames 5, 6 are filtered again
+    run = switch_run(model_driver, {"reboot_ns": 8000}, headers, period="1000", extra=("--reset-at", "2500"))
+    assert run.collapse["resets"] == 1 and run.collapse["reset_lost"] == 1
+    assert [o[0] for o in run.outs] == [0, 4]
+    assert run.switch["p0"]["flooded"] == 2 and run.switch["p0"]["filtered"] == 4
+    assert run.switch["table"]["learned"] == 4 and run.switch["table"]["entries"] == 2
+    # the impairment stage wraps the switch: loss=1 loses everything it forwards
+    run = switch_run(model_driver, {"loss_ppb": 10**9}, headers)
+    assert run.outs == []
+    assert run.switch["p0"]["flooded"] == 1 and run.switch["p0"]["filtered"] == 6
