@@ -26,7 +26,9 @@ with its stream id on ``lat_sid`` (for the per-stream histograms).
 
 Every test frame, good FCS or bad, is also offered once as an event (``ev_valid`` for one
 cycle with ``ev_fcs_err``, ``ev_sid``, ``ev_seq``, ``ev_latency``, ``ev_rx_ns``,
-``ev_bytes``) to the per-stream statistics (:mod:`wirespeed.gateware.stream_stats`).
+``ev_tx_ns`` (the signature's 48-bit transmit timestamp), ``ev_bytes``) to the per-stream
+statistics (:mod:`wirespeed.gateware.stream_stats`) and the gap and loss tracker
+(:mod:`wirespeed.gateware.gaps`).
 
 Widths: 64-bit counters and sums, a 96-bit sum of squares: in 24 hours at 1.488 Mframes/s
 no counter wraps, the sums hold a mean latency up to 143 ms and the sum of squares an RMS
@@ -79,6 +81,7 @@ class Analyzer(wiring.Component):
     ev_seq: Out(32)
     ev_latency: Out(32)
     ev_rx_ns: Out(64)
+    ev_tx_ns: Out(48)
     ev_bytes: Out(16)
 
     def elaborate(self, platform):
@@ -112,7 +115,8 @@ class Analyzer(wiring.Component):
         m.d.comb += is_test.eq((done_len >= F.SIG_FROM_END) & (magic == F.SIG_MAGIC) & (check == want_check))
         d_valid, d_test, d_err = Signal(), Signal(), Signal()
         d_sid, d_seq, d_len, d_rx, d_raw = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
-        m.d.sync += [d_valid.eq(done), d_test.eq(is_test), d_err.eq(done_err), d_sid.eq(sid),
+        d_tx = Signal(48)
+        m.d.sync += [d_valid.eq(done), d_test.eq(is_test), d_err.eq(done_err), d_sid.eq(sid), d_tx.eq(ts),
                      d_seq.eq(seq), d_len.eq(done_len), d_rx.eq(rx_ts),
                      d_raw.eq(rx_ts[:32] - ts[:32])]      # first bit in to first bit out, mod 2**32
 
@@ -121,7 +125,8 @@ class Analyzer(wiring.Component):
         m.d.comb += serial.eq(d_len * NS_PER_BYTE)
         c_valid, c_test, c_err = Signal(), Signal(), Signal()
         c_sid, c_seq, c_len, c_rx, c_lat = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
-        m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid),
+        c_tx = Signal(48)
+        m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid), c_tx.eq(d_tx),
                      c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(d_raw)]
         with m.If(self.lat_def == LAT_LAST_BIT):
             m.d.sync += c_lat.eq(Mux(d_raw >= serial, d_raw - serial, 0))
@@ -129,7 +134,7 @@ class Analyzer(wiring.Component):
         # Count stage: port counters and the per-frame event.
         m.d.comb += [self.ev_valid.eq(c_valid & c_test), self.ev_fcs_err.eq(c_err),
                      self.ev_sid.eq(c_sid), self.ev_seq.eq(c_seq), self.ev_latency.eq(c_lat),
-                     self.ev_rx_ns.eq(c_rx), self.ev_bytes.eq(c_len)]
+                     self.ev_rx_ns.eq(c_rx), self.ev_tx_ns.eq(c_tx), self.ev_bytes.eq(c_len)]
         with m.If(c_valid):
             with m.If(c_err):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)

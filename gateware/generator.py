@@ -53,6 +53,9 @@ _CONFIG = [
     ("burst_len", 32, 0, "0: frames at their due times; N: bursts of N frames back to back"),
     ("burst_gap", 32, 0, "idle cycles between the end of a burst and the next one"),
     ("seed", 32, 1, "seed of the random size and random modifier generators (applied on CLEAR)"),
+    ("phase_at", 64, 0, "rate phase switch, clock cycles (same clock as duration; 0 off): streams not in "
+                        "phase2 send only frames due before it, phase2 streams start at it"),
+    ("phase2", SD.N_STREAMS, 0, "bit s: stream s belongs to phase 2 (its frame k is due at phase_at + k * period)"),
 ]
 _COUNTERS = [
     ("tx_frames", "test frames sent"),
@@ -131,7 +134,7 @@ class TrafficGenerator(wiring.Component):
             sched.start.eq(self.start), sched.stop.eq(self.stop), sched.enable.eq(cfg["enable"]),
             sched.mode.eq(cfg["mode"]), sched.duration.eq(cfg["duration"]), sched.count.eq(cfg["count"]),
             sched.burst_len.eq(cfg["burst_len"]), sched.burst_gap.eq(cfg["burst_gap"]),
-            sched.stream_en.eq(stream_en),
+            sched.stream_en.eq(stream_en), sched.phase_at.eq(cfg["phase_at"]), sched.phase2.eq(cfg["phase2"]),
         ]
 
         # --- per-stream state: sequence numbers and size walk (0 until first written) ---

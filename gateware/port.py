@@ -9,6 +9,7 @@ from amaranth.lib.wiring import In, Out
 from . import frame as F
 from .analyzer import Analyzer
 from .capture import Capture
+from .gaps import GAP_FIELDS, GapTracker
 from .generator import TrafficGenerator
 from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
@@ -79,6 +80,8 @@ class TesterPort(wiring.Component):
         self._cap = Capture(bank, p)
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS}
+        self._gap_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
+                          for name, bits, doc in GAP_FIELDS}
         self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
         self._hist_shift = bank.add(f"{p}.ana.hist_shift", 5, "rw", reset=3,
                                     doc="histogram bin width is 2**hist_shift ns")
@@ -142,6 +145,14 @@ class TesterPort(wiring.Component):
             stats.read_addr.eq(self._streams_win.addr), self._streams_win.data.eq(stats.read_data),
             self._foreign.eq(stats.foreign_frames_snap), self._ana_snap["seq_errors"].eq(stats.seq_errors_snap),
         ]
+        m.submodules.gaps = gaps = GapTracker()
+        m.d.comb += [
+            gaps.ev_valid.eq(ana.ev_valid), gaps.ev_fcs_err.eq(ana.ev_fcs_err), gaps.ev_sid.eq(ana.ev_sid),
+            gaps.ev_seq.eq(ana.ev_seq), gaps.ev_rx_ns.eq(ana.ev_rx_ns), gaps.ev_tx_ns.eq(ana.ev_tx_ns),
+            gaps.loss_valid.eq(stats.loss_valid), gaps.loss_skip.eq(stats.loss_skip),
+            gaps.clear.eq(self.clear), gaps.snapshot.eq(self.snapshot),
+        ]
+        m.d.comb += [reg.eq(getattr(gaps, name)) for name, reg in self._gap_snap.items()]
         m.submodules.resp = resp = self._resp
         m.submodules.cap = cap = self._cap
 

@@ -11,13 +11,19 @@ when its due time has come and the line is free, so a frame held up by the line 
 shift the ones after it, and the long-run rate of every stream is exact to 2**-32 cycles.
 
 Trial end: ``mode`` 0, duration: a stream sends frame k only if it is due before
-``duration`` cycles; ``mode`` 1, count: the port sends ``count`` frames in all. With
+``duration`` cycles; ``mode`` 1, count: the port sends ``count`` frames in all.
+
+Rate phase switch (``phase_at`` != 0): a stream not in the ``phase2`` mask sends frame k
+only if it is also due before ``phase_at`` cycles; a stream in ``phase2`` has frame k due
+at ``phase_at + k * period_s`` (its due time starts at ``phase_at`` instead of 0: the value
+a stream's due time reads before its first take, the ``known`` bit). ``phase_at`` = 0: no
+switch, every stream starts at 0 and ``phase2`` is ignored. With
 ``burst_len`` > 0 due times only order the streams: frames leave back to back in bursts of
 ``burst_len``, a burst starting ``burst_gap`` cycles or more after the previous burst's last
 frame has left the generator (``line_free`` again).
 """
 
-from amaranth import Module, Signal, Const, Mux
+from amaranth import Cat, Module, Signal, Const, Mux
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -38,6 +44,7 @@ class StreamScheduler(wiring.Component):
             "mode": In(1), "duration": In(64), "count": In(64),
             "burst_len": In(32), "burst_gap": In(32),
             "stream_en": In(n_streams),
+            "phase_at": In(64), "phase2": In(n_streams),
             # the pick: the earliest-due stream, for the generator to prepare
             "pick_valid": Out(1), "pick_stream": Out(range(n_streams)),
             "take": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
@@ -54,7 +61,24 @@ class StreamScheduler(wiring.Component):
         scan_rd = dues.read_port(domain="comb")
         take_rd = dues.read_port(domain="comb")
         wr = dues.write_port()
-        known = Signal(n)              # due time written since START (else 0)
+        known = Signal(n)              # due time written since START (else its start)
+
+        # phase switch, registered (static during a trial): the start due time of each stream
+        # (phase_at for phase 2 streams, else 0) and the limit of the phase 1 streams
+        phase_on = Signal()
+        phase_base = Signal(48)
+        phase2 = Signal(n)
+        phase_lim = Signal(64)
+        m.d.sync += [phase_on.eq(self.phase_at != 0), phase_base.eq(self.phase_at[:48]),
+                     phase2.eq(Mux(self.phase_at != 0, self.phase2, 0)), phase_lim.eq(self.phase_at)]
+
+        def start_due(stream):
+            """The due time (integer cycles) of ``stream`` before its first take."""
+            return phase2.bit_select(stream, 1).replicate(48) & phase_base
+
+        def phase_ok(stream, due):
+            """Phase 1 streams stop at phase_at."""
+            return ~phase_on | phase2.bit_select(stream, 1) | (due < phase_lim)
 
         cycle = Signal(48)             # cycles since START
         taken = Signal(64)             # frames taken this trial (count mode)
@@ -66,12 +90,12 @@ class StreamScheduler(wiring.Component):
         best_due = Signal(48)
         m.d.comb += scan_rd.addr.eq(p)
         due_p = Signal(48)
-        m.d.comb += due_p.eq(known.bit_select(p, 1).replicate(48) & scan_rd.data[32:])
+        m.d.comb += due_p.eq(Mux(known.bit_select(p, 1), scan_rd.data[32:], start_due(p)))
         active = Signal()
         with m.If(self.mode == MODE_COUNT):
-            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (taken < self.count))
+            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (taken < self.count) & phase_ok(p, due_p))
         with m.Else():
-            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (due_p < self.duration))
+            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (due_p < self.duration) & phase_ok(p, due_p))
 
         with m.If(self.take):
             m.d.sync += [p.eq(0), best_valid.eq(0), self.pick_valid.eq(0)]
@@ -94,7 +118,8 @@ class StreamScheduler(wiring.Component):
         # take: move the stream's due time on by its period
         m.d.comb += take_rd.addr.eq(self.take_stream)
         cur = Signal(80)
-        m.d.comb += [cur.eq(known.bit_select(self.take_stream, 1).replicate(80) & take_rd.data),
+        m.d.comb += [cur.eq(Mux(known.bit_select(self.take_stream, 1), take_rd.data,
+                                Cat(Const(0, 32), start_due(self.take_stream)))),
                      self.take_due.eq(cur[32:])]
         with m.If(self.take):
             m.d.comb += [wr.addr.eq(self.take_stream), wr.data.eq(cur + self.take_period), wr.en.eq(1)]

@@ -22,6 +22,11 @@ number arithmetic), so streams run across the 2**32 wrap:
 After CLEAR the window below 0 counts as received, so a frame sent before CLEAR counts as a
 duplicate or late, never as negative loss.
 
+Loss events: for every accepted good-FCS frame with ``s > e`` (frames lost just before it),
+``loss_valid`` is high for one clock :data:`LOSS_LATENCY` clocks after its event was presented
+on ``ev_*``, with ``loss_skip`` = ``s - e`` (the numbers it skipped); duplicates, reordered and
+late frames never raise it (for :mod:`wirespeed.gateware.gaps`).
+
 Storage: the live table is one memory of ``n_streams`` entries (LUT RAM on ECP5), updated
 read-modify-write over three clocks per event (read, compute, write); events must be
 :data:`MIN_EVENT_SPACING` clocks apart or more (a test frame takes 16 clocks or more).
@@ -52,7 +57,7 @@ from amaranth.lib.wiring import In, Out
 
 from .regmap import unpack_fields
 
-__all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "LAT_MIN_INIT", "MIN_EVENT_SPACING",
+__all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "LAT_MIN_INIT", "MIN_EVENT_SPACING", "LOSS_LATENCY",
            "empty_entry", "unpack_entry"]
 
 #: (name, bits) of a table entry as the host reads it, least significant first.
@@ -80,6 +85,8 @@ assert ENTRY_BITS <= 1024
 LAT_MIN_INIT = (1 << 32) - 1
 #: clocks from one event to the next, at least: read, compute, write, and one for the sweeps
 MIN_EVENT_SPACING = 4
+#: clocks from an event on ``ev_*`` to its ``loss_valid`` pulse
+LOSS_LATENCY = 2
 SEQ_BITS = 32
 
 
@@ -110,6 +117,7 @@ class StreamStats(wiring.Component):
             "foreign_frames": Out(64), "foreign_frames_snap": Out(64),
             "seq_errors": Out(64), "seq_errors_snap": Out(64),
             "clearing": Out(1), "copying": Out(1),
+            "loss_valid": Out(1), "loss_skip": Out(SEQ_BITS),
         })
 
     def elaborate(self, platform):
@@ -170,6 +178,8 @@ class StreamStats(wiring.Component):
         m.d.comb += out_of_seq.eq(p1_valid & ~p1_err & (diff != 0))
         with m.If(out_of_seq):
             m.d.sync += self.seq_errors.eq(self.seq_errors + 1)
+        # loss event: a good frame ahead of the expected number (registered, LOSS_LATENCY)
+        m.d.sync += [self.loss_valid.eq(out_of_seq & ahead), self.loss_skip.eq(diff)]
         in_order, duplicate, reordered, late = (Signal(name=f"p2_{k}") for k in
                                                 ("in_order", "duplicate", "reordered", "late"))
         lost_delta = Signal(signed(SEQ_BITS))

@@ -64,7 +64,13 @@ first frame was ready to leave (about 21 cycles after START);
 the generator sends the earliest-due enabled stream next (ties: the lowest stream), when
 its time has come and the line is free, so a late frame never shifts later ones. Trial end
 (``pN.gen.mode``): 0 duration (a stream sends frame k only if it is due before
-``pN.gen.duration`` cycles), 1 count (the port sends ``pN.gen.count`` frames in all). With
+``pN.gen.duration`` cycles), 1 count (the port sends ``pN.gen.count`` frames in all). Rate
+phase switch (RFC 2544 26.5, RFC 6201): with ``pN.gen.phase_at`` != 0 (cycles, the clock of
+``duration``, below 2**48), a stream whose bit is clear in ``pN.gen.phase2`` sends frame k
+only if it is also due before ``phase_at`` (``k * period < phase_at``); a stream whose bit is
+set has frame k due at ``phase_at + k * period`` (its first frame exactly at ``phase_at``)
+and sends while the trial end allows; ``phase_at`` = 0 turns the switch off (``phase2`` is
+then ignored). With
 ``pN.gen.burst_len`` > 0 due times only order the streams: frames leave back to back in
 bursts of ``burst_len``, and a burst starts ``burst_gap`` cycles or more after the previous
 burst's last frame has left the generator.

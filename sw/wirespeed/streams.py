@@ -714,11 +714,15 @@ class _Walk:
 
 
 def expected_frames(program: "CompiledPort | PortProgram", *, count: int | None = None,
-                    duration_cycles: int | None = None) -> Iterator[ExpectedFrame]:
+                    duration_cycles: int | None = None, phase_at: int = 0,
+                    phase2: int = 0) -> Iterator[ExpectedFrame]:
     """The frames the port sends after CLEAR and START, in transmit order: the merge of the
     streams' due times ``k * period`` (ties to the lower stream). ``count``: the first
     ``count`` frames of the port (``pN.gen.mode`` 1); ``duration_cycles``: the frames due
-    before that many cycles (mode 0); neither: without end."""
+    before that many cycles (mode 0); neither: without end. ``phase_at`` (cycles, 0: off) and
+    ``phase2`` (a stream mask) are ``pN.gen.phase_at`` / ``pN.gen.phase2``: a stream not in
+    phase2 sends frame k while ``k * period < phase_at``; one in it has frame k due at
+    ``phase_at + k * period``."""
     compiled = program if isinstance(program, CompiledPort) else program.compile()
     specs = compiled.program.streams
     size_rng = sd.seed_for(compiled.seed, sd.N_MODIFIERS)
@@ -732,13 +736,20 @@ def expected_frames(program: "CompiledPort | PortProgram", *, count: int | None 
         walks.append(mine)
     periods = [cs.descriptor["period"] for cs in compiled.streams]
     limit = None if duration_cycles is None else duration_cycles << 32
-    heap = [(0, i, 0) for i in range(len(specs)) if limit is None or 0 < limit]
+
+    def allowed(i: int, due: int) -> bool:
+        if limit is not None and due >= limit:
+            return False
+        return not phase_at or phase2 >> i & 1 or due < phase_at << 32
+
+    starts = [(phase_at << 32) if phase_at and phase2 >> i & 1 else 0 for i in range(len(specs))]
+    heap = [(starts[i], i, 0) for i in range(len(specs)) if allowed(i, starts[i])]
     heapq.heapify(heap)
     n = 0
     while heap and (count is None or n < count):
         due, i, k = heapq.heappop(heap)
         nxt = due + periods[i]
-        if limit is None or nxt < limit:
+        if allowed(i, nxt):
             heapq.heappush(heap, (nxt, i, k + 1))
         spec = specs[i]
         size = spec.size

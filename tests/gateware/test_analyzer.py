@@ -12,7 +12,7 @@ from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import LAT_FIRST_BIT, LAT_LAST_BIT, LAT_MIN_INIT, Analyzer
 
 CFG = dict(dst_mac=0x020000000002, src_mac=0x020000000001, src_ip=0xC6120001, dst_ip=0xC6130001)
-EVENT_FIELDS = ("ev_fcs_err", "ev_sid", "ev_seq", "ev_latency", "ev_rx_ns", "ev_bytes")
+EVENT_FIELDS = ("ev_fcs_err", "ev_sid", "ev_seq", "ev_latency", "ev_rx_ns", "ev_tx_ns", "ev_bytes")
 
 
 def latency(rx_ts, ts, length, lat_def):
@@ -44,7 +44,7 @@ class AnalyzerModel:
             sid, seq, ts = sig
             lat = latency(rx_ts, ts, length, self.lat_def)
             self.events.append(dict(ev_fcs_err=error, ev_sid=sid, ev_seq=seq, ev_latency=lat,
-                                    ev_rx_ns=rx_ts, ev_bytes=length))
+                                    ev_rx_ns=rx_ts, ev_tx_ns=ts, ev_bytes=length))
         if error:
             c["fcs_errors"] += 1
             return

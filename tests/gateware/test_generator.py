@@ -161,3 +161,97 @@ def test_checksum_fold_takes_both_end_around_carries():
     sim = Simulator(m)
     sim.add_testbench(bench)
     sim.run()
+
+
+# --- rate phase switch (pN.gen.phase_at, pN.gen.phase2) ---------------------------------
+
+
+def run_phase(program, *, phase_at, phase2, count=None, duration_cycles=None, ready="none"):
+    compiled = program.compile()
+    bench = GenBench()
+    memories, registers = port_program_writes(0, compiled)
+    regs = {name.split(".", 1)[1]: value for name, value in registers.items()}
+    if count is not None:
+        regs |= {"gen.mode": 1, "gen.count": count}
+    else:
+        regs |= {"gen.mode": 0, "gen.duration": duration_cycles}
+    regs |= {"gen.enable": 1, "gen.phase_at": phase_at, "gen.phase2": phase2}
+    tables = {name.split(".")[-1]: entries for name, entries in memories.items()}
+    bench.load(tables | {"regs": regs})
+    frames, info = bench.run(ready=BACKPRESSURE[ready](random.Random(1)), max_cycles=200_000)
+    want = list(expected_frames(compiled, phase_at=phase_at, phase2=phase2, count=count,
+                                duration_cycles=duration_cycles))
+    return frames, info, want, compiled
+
+
+def check_launch_times(frames, want):
+    """Every frame leaves at its due time (trial cycle 0 = the first frame's launch) or when
+    the line frees up; the transmit timestamp is ``now`` at launch (8 ns a cycle here)."""
+    launches = [cycle - 1 for _, _, cycle in frames]          # the sink is always ready
+    assert want[0].due == 0
+    zero = launches[0]
+    line_free = 0
+    ts0 = F.parse_signature(frames[0][0])[2] - 8 * launches[0]
+    for (data, _, _), launch, exp in zip(frames, launches, want):
+        due = exp.due >> 32                                    # floor: the cycle it is due
+        assert launch == max(zero + due, line_free), (exp.index, exp.stream, launch, zero + due, line_free)
+        assert F.parse_signature(data)[2] - 8 * launch == ts0, "transmit timestamp offset"
+        line_free = launch + exp.length + F.WIRE_OVERHEAD
+    return zero, launches
+
+
+PHASE_STREAMS = (StreamSpec(size="64", weight=3), StreamSpec(size="100", weight=1),
+                 StreamSpec(size="80", weight=2, src_port=2000,
+                            modifiers=(ModifierSpec(field="src_port", count=5),)))
+
+
+@pytest.mark.parametrize("phase_at", [2501, 3000])
+def test_phase_switch_duration(phase_at):
+    """Streams 0 and 1 until phase_at, stream 2 from phase_at: the phase 1 frames are all due
+    before phase_at, the first phase 2 frame leaves exactly phase_at cycles after the trial's
+    cycle 0 when the line is idle then (2501), or as soon as the last phase 1 frame has left
+    (3000), exact counts, every frame at its due time."""
+    program = PortProgram(streams=PHASE_STREAMS, rate_pct=45)
+    duration = 6000
+    frames, info, want, compiled = run_phase(program, phase_at=phase_at, phase2=0b100,
+                                             duration_cycles=duration)
+    check_frames(frames, info, want)
+    zero, launches = check_launch_times(frames, want)
+    periods = [cs.descriptor["period"] for cs in compiled.streams]
+    per_stream = [sum(1 for e in want if e.stream == i) for i in range(3)]
+    assert per_stream[0] == -(-(phase_at << 32) // periods[0])       # k * period < phase_at
+    assert per_stream[1] == -(-(phase_at << 32) // periods[1])
+    assert per_stream[2] == -(-((duration - phase_at) << 32) // periods[2])
+    firsts = [n for n, e in enumerate(want) if e.stream == 2]
+    assert all(e.due < phase_at << 32 for e in want if e.stream != 2)
+    assert all(n < firsts[0] for n, e in enumerate(want) if e.stream != 2)
+    prev = firsts[0] - 1
+    free = launches[prev] + want[prev].length + F.WIRE_OVERHEAD - zero    # the line frees up
+    if phase_at == 2501:
+        assert free < phase_at, "the test wants the line idle at phase_at"
+        assert launches[firsts[0]] - zero == phase_at, "first phase 2 frame not at phase_at"
+    else:
+        assert free > phase_at, "the test wants a phase 1 frame on the line at phase_at"
+        assert launches[firsts[0]] - zero == free
+    assert info["tx_frames"] == sum(per_stream)
+
+
+def test_phase_switch_count_mode_and_backpressure():
+    """Count mode: the phase 1 stream stops at phase_at, the phase 2 stream sends the rest
+    of the count; the frames are the model's under backpressure."""
+    program = PortProgram(streams=PHASE_STREAMS[:2], rate_pct=30)
+    frames, info, want, _ = run_phase(program, phase_at=1200, phase2=0b10, count=25, ready="random50")
+    check_frames(frames, info, want)
+    assert len(want) == 25 and want[-1].stream == 1
+    assert {e.stream for e in want if e.due < 1200 << 32} == {0}
+
+
+def test_phase_off_is_the_plain_schedule():
+    """phase_at = 0: phase2 is ignored, the frames and launch times are those of the plain
+    schedule (expected_frames)."""
+    program = PortProgram(streams=PHASE_STREAMS, rate_pct=45)
+    frames, info, want, compiled = run_phase(program, phase_at=0, phase2=0b110, duration_cycles=3000)
+    plain = list(expected_frames(compiled, duration_cycles=3000))
+    assert [(e.stream, e.seq, e.due) for e in want] == [(e.stream, e.seq, e.due) for e in plain]
+    check_frames(frames, info, plain)
+    check_launch_times(frames, plain)
