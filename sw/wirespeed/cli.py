@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,23 +32,30 @@ from .calibration import RFC_SIZES, Calibration, CalibrationError, load_calibrat
 from .host.device import Device, LearningResult, PortAddress, TrialResult
 from .host.transport import EtherboneTransport, Transport, open_target, parse_udp_url
 from .latency import DEFINITION_NAMES
-from .results import ResultsWriter, RunHeader, atomic_write_text
+from .results import ResultsWriter, ResumeError, RunHeader, RunRecord, atomic_write_text, load_run, remaining_sizes
 from .rfc2544.back_to_back import BackToBackConfig, BackToBackObserver, BackToBackResult, run_back_to_back
+from .rfc2544.common import run_learning
+from .rfc2544.common import RFC_TRIAL_NS
 from .rfc2544.frame_loss import FrameLossConfig, FrameLossObserver, FrameLossResult, run_frame_loss
+from .rfc2544.recovery import (RecoveryConfig, RecoveryObserver, RecoveryResult, RecoveryTrial, ResetConfig,
+                               ResetResult, ResetTrial, hook_command, run_recovery, run_reset)
+from .rfc2544.recovery import describe as describe_recovery
 from .rfc2544.throughput import (LearningConfig, ThroughputConfig, ThroughputObserver, ThroughputResult,
                                  run_throughput)
 from .units import format_duration, parse_duration
 
 __all__ = ["app", "main", "InputError"]
 
-TESTS = ("throughput", "back-to-back", "frame-loss")   # run in the order 26.1, 26.3, 26.4 whatever the order given
-TEST_ORDER = ("throughput", "frame-loss", "back-to-back")
+TESTS = ("throughput", "back-to-back", "frame-loss", "system-recovery", "reset")   # run in the order 26.1, 26.3, 26.4 whatever the order given
+TEST_ORDER = ("throughput", "frame-loss", "back-to-back", "system-recovery", "reset")
 # ns: scaled down for simulation speed; back-to-back: repetitions and the longest burst tried (frames)
 SIM_DEFAULTS = {"trial": 10_000_000, "wait": 1_000_000, "settle": 1_000_000, "b2b_trials": 5, "b2b_max_burst": 1000,
-                "latency_trials": 2}
+                "latency_trials": 2, "overload": 4_000_000, "recovery": 4_000_000, "recovery_trials": 1,
+                "reset_trials": 1}
 # ns: RFC 2544 23, 24; back-to-back: RFC 2544 26.4 / RFC 9004 (50 repetitions, bursts up to 2 s of line rate)
 BOARD_DEFAULTS = {"trial": 60_000_000_000, "wait": 2_000_000_000, "settle": 2_000_000_000, "b2b_trials": 50,
-                  "b2b_max_burst": None, "latency_trials": 20}
+                  "b2b_max_burst": None, "latency_trials": 20, "overload": 60_000_000_000,
+                  "recovery": 60_000_000_000, "recovery_trials": 5, "reset_trials": 5}
 # calibration trials on a cable: short (the delay is constant), a short wait (nothing is queued)
 CAL_SIM_DEFAULTS = {"trial": 1_000_000, "wait": 100_000}
 CAL_BOARD_DEFAULTS = {"trial": 1_000_000_000, "wait": 100_000_000}
@@ -130,6 +138,13 @@ def _percentage_parser(example: str):
 
 
 _parse_resolution = _percentage_parser("0.1")
+
+
+def _parse_flows(text: str) -> tuple[int, int]:
+    parts = text.lower().split("x")
+    if len(parts) == 2 and all(p.isdigit() for p in parts) and all(1 <= int(p) <= 65536 for p in parts):
+        return int(parts[0]), int(parts[1])
+    raise typer.BadParameter(f"SOURCESxDESTINATIONS, each 1..65536, e.g. 100x20; not {text!r}")
 
 
 def _parse_search(text: str) -> str:
@@ -299,7 +314,7 @@ def _register_map():
 # Progress ------------------------------------------------------------------------------------------------
 
 
-class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver):
+class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, RecoveryObserver):
     """Writes results as they come and shows progress on stderr."""
 
     def __init__(self, writer: ResultsWriter, progress: Progress, n_sizes: int):
@@ -349,6 +364,39 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver):
 
     def loss_size_done(self, result: FrameLossResult) -> None:
         self.writer.record_frame_loss(result)
+        self.progress.advance(self.task)
+
+    # RFC 2544 26.5 system recovery, 26.6 reset
+
+    def recovery_trial_started(self, frame_size: int, repetition: int, overload_fps: float) -> None:
+        self.progress.update(self.task, description=f"system recovery {frame_size} B: repetition {repetition} "
+                                                    f"at {overload_fps:,.0f} fps then half")
+
+    def recovery_trial_done(self, repetition: int, result: RecoveryTrial) -> None:
+        self.writer.record_trial(result.trial, test="system-recovery", repetition=repetition)
+        self.progress.console.print(
+            f"{result.trial.frame_size:>5} B  recovery rep {repetition:>2}  lost {result.lost_overload:,} + "
+            f"{result.lost_reduced:,}  recovery {result.recovery_ns / 1e3:,.3f} µs"
+            + ("" if result.recovered else " [red](still losing at the end)[/]"), highlight=False, soft_wrap=True)
+
+    def recovery_size_done(self, result: RecoveryResult) -> None:
+        self.writer.record_recovery(result)
+        self.progress.advance(self.task)
+
+    def reset_trial_started(self, frame_size: int, repetition: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"reset {frame_size} B: repetition {repetition} at "
+                                                    f"{rate_fps:,.0f} fps")
+
+    def reset_trial_done(self, repetition: int, result: ResetTrial) -> None:
+        self.writer.record_trial(result.trial, test="reset", repetition=repetition)
+        gap = "-" if result.reset_ns is None else f"{result.reset_ns / 1e3:,.3f}"
+        self.progress.console.print(
+            f"{result.trial.frame_size:>5} B  reset rep {repetition:>2}  reset time {gap} µs (timestamps), "
+            f"{result.loss_reset_ns / 1e3:,.3f} µs (frame loss, {result.frames_lost:,} lost)",
+            highlight=False, soft_wrap=True)
+
+    def reset_done(self, result: ResetResult) -> None:
+        self.writer.record_reset(result)
         self.progress.advance(self.task)
 
     # RFC 2544 26.1 throughput
@@ -432,6 +480,29 @@ def _loss_table(results: list[FrameLossResult]) -> Table:
         for p in r.points:
             table.add_row(str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}",
                           f"{p.trial.tx_frames:,}", f"{p.trial.rx_frames:,}", f"{p.loss_pct:.4f}")
+    return table
+
+
+def _recovery_table(results: list[RecoveryResult]) -> Table:
+    table = Table(title="RFC 2544 26.5 system recovery")
+    for col in ("Frame size (B)", "Throughput (fps)", "Overload (fps)", "Recovery time (µs, mean)", "Trials",
+                "Recovered"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.trials[0].overload_fps:,.1f}",
+                      f"{r.mean_recovery_ns / 1e3:,.3f}", str(len(r.trials)), "yes" if r.recovered else
+                      "[red]no (lower bound)[/]")
+    return table
+
+
+def _reset_table(result: ResetResult) -> Table:
+    table = Table(title="RFC 2544 26.6 reset (RFC 6201)")
+    for col in ("Frame size (B)", "Trial", "Reset time (µs, timestamps)", "Reset time (µs, frame loss)",
+                "Frames lost"):
+        table.add_column(col, justify="right")
+    for i, t in enumerate(result.trials, 1):
+        table.add_row(str(result.frame_size), str(i), "-" if t.reset_ns is None else f"{t.reset_ns / 1e3:,.3f}",
+                      f"{t.loss_reset_ns / 1e3:,.3f}", f"{t.frames_lost:,}")
     return table
 
 
@@ -552,15 +623,46 @@ def rfc2544(
     loss_points: Annotated[Any, typer.Option(parser=_parse_loss_points, metavar="LIST",
                                              help="frame-loss: explicit loads, % of line rate (e.g. 100,90,75), "
                                                   "instead of the stepping.")] = None,
+    overload: Annotated[Any, typer.Option(
+        parser=_parse_positive_duration, metavar="DURATION",
+        help="system-recovery: time at 110 % of throughput before the rate falls (sim: 4ms, board: the RFC's "
+             "60s).")] = None,
+    recovery: Annotated[Any, typer.Option(
+        parser=_parse_positive_duration, metavar="DURATION",
+        help="system-recovery: time at the reduced rate after it fell (sim: 4ms, board: 60s).")] = None,
+    recovery_trials: Annotated[int | None, typer.Option(
+        min=1, max=1000, metavar="N", help="system-recovery: repetitions per frame size (sim: 1, board: 5).")] = None,
+    reset_at: Annotated[Any, typer.Option(
+        parser=_parse_positive_duration, metavar="DURATION",
+        help="reset: when the DUT is reset, after the trial started (default: a quarter of the trial).")] = None,
+    reset_hook: Annotated[str | None, typer.Option(
+        metavar="COMMAND",
+        help="reset on a bench: the command that resets the DUT (e.g. one that power-cycles it); in simulation "
+             "the DUT model (reboot=TIME) is reset through the simulation.")] = None,
+    reset_trials: Annotated[int | None, typer.Option(
+        min=1, max=1000, metavar="N", help="reset: repetitions (sim: 1, board: 5).")] = None,
+    bidirectional: Annotated[bool, typer.Option(
+        "--bidirectional", help="Both ports send, each to the other, at the offered rate (rates are per "
+                                "direction); back-to-back bursts stay one-way.")] = False,
+    flows: Annotated[Any, typer.Option(
+        parser=_parse_flows, metavar="SOURCESxDESTINATIONS",
+        help="IPv4 flows per direction, e.g. 100x20: 100 source addresses each sending to 20 destination "
+             "addresses (counting up from the ports' addresses).")] = "1x1",
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
     dut_rtl: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Your own Verilog module as the DUT, simulated with the tester (interface in "
                              "docs/dut-rtl.md); instead of --dut.")] = None,
     dut_rtl_top: Annotated[str | None, typer.Option(
         metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
+    resume: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
+                            "parameters (only --json, and --target for a board at a new address, may be given): "
+                            "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
 ) -> None:
     """RFC 2544 benchmarks (sections 26.1 throughput, 26.3 frame loss rate, 26.4 back-to-back with
     RFC 9004's buffer time) against a simulated or real DUT."""
+    if resume is not None:
+        return _resume_run(ctx, resume, target, json_out)
     dut = _rtl_dut(dut, dut_rtl, dut_rtl_top, target)
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
     if search_duration is not None and search_duration > (trial_duration or defaults["trial"]):
@@ -575,6 +677,7 @@ def rfc2544(
         addresses[port] = value
     config = ThroughputConfig(
         frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials, search=search,
+        bidirectional=bidirectional, sources=flows[0], destinations=flows[1],
         loss_tolerance_pct=loss_tolerance, search_duration_ns=search_duration,
         latency_trials=defaults["latency_trials"] if latency_trials is None else latency_trials,
         trial_duration_ns=defaults["trial"] if trial_duration is None else trial_duration,
@@ -586,14 +689,36 @@ def rfc2544(
     if tests[0] != "throughput":        # the learning phase runs once, before the first test
         config = config.model_copy(update={"learning": None})
     b2b_config = BackToBackConfig(
-        frame_sizes=sizes, wait_ns=config.wait_ns, addresses=addresses,
+        frame_sizes=sizes, wait_ns=config.wait_ns, addresses=addresses, sources=flows[0], destinations=flows[1],
         repetitions=defaults["b2b_trials"] if b2b_trials is None else b2b_trials,
         max_burst=defaults["b2b_max_burst"] if b2b_max_burst is None else b2b_max_burst,
         learning=learning_config if tests[0] == "back-to-back" else None) if "back-to-back" in tests else None
     loss_config = FrameLossConfig(
         frame_sizes=sizes, trial_duration_ns=config.trial_duration_ns, wait_ns=config.wait_ns, step_pct=loss_step,
-        points_pct=loss_points, addresses=addresses,
-        learning=learning_config if tests[0] == "frame-loss" else None) if "frame-loss" in tests else None
+        points_pct=loss_points, addresses=addresses, bidirectional=bidirectional, sources=flows[0],
+        destinations=flows[1], learning=learning_config if tests[0] == "frame-loss" else None) if "frame-loss" in tests else None
+    if ("system-recovery" in tests or "reset" in tests) and "throughput" not in tests:
+        raise InputError("--tests", "system-recovery and reset run at the throughput rate: add throughput")
+    if reset_hook is not None and target == "sim":
+        raise InputError("--reset-hook", "for a board; the simulated DUT is reset through the simulation "
+                                         "(give it reboot=TIME)")
+    if "reset" in tests and target != "sim" and reset_hook is None:
+        raise InputError("--reset-hook", "required for the reset test on a board: the command that resets the DUT")
+    recovery_config = RecoveryConfig(
+        frame_sizes=sizes, addresses=addresses, wait_ns=config.wait_ns, sources=flows[0], destinations=flows[1],
+        overload_ns=defaults["overload"] if overload is None else overload,
+        recovery_ns=defaults["recovery"] if recovery is None else recovery,
+        repetitions=defaults["recovery_trials"] if recovery_trials is None else recovery_trials,
+    ) if "system-recovery" in tests else None
+    reset_config = None
+    if "reset" in tests:
+        at = config.trial_duration_ns // 4 if reset_at is None else reset_at
+        if at >= config.trial_duration_ns:
+            raise InputError("--reset-at", f"inside the trial (below {format_duration(config.trial_duration_ns)})")
+        reset_config = ResetConfig(
+            frame_sizes=sizes, addresses=addresses, wait_ns=config.wait_ns, sources=flows[0],
+            destinations=flows[1], trial_duration_ns=config.trial_duration_ns, reset_at_ns=at, hook=reset_hook,
+            repetitions=defaults["reset_trials"] if reset_trials is None else reset_trials)
     bad_port = [p for p in addresses if p not in (config.tx_port, config.rx_port)]
     if bad_port:
         raise InputError("--address", f"port {bad_port[0]} is not used by this test (ports "
@@ -627,9 +752,13 @@ def rfc2544(
                     raise InputError(*str(exc).split(": ", 1)) from None
                 cal_info |= {"pipeline_delay_ns": cal_file.summary(), "file": cal_file.model_dump(mode="json")}
             notes = config.notes() if "throughput" in tests else list(learning_notes)
+            notes += config.traffic_notes()
             for extra in (loss_config, b2b_config):
                 if extra is not None:
                     notes += extra.notes()
+            if recovery_config is not None and recovery_config.overload_ns < RFC_TRIAL_NS:
+                notes.append(f"system recovery: {describe_recovery(recovery_config)}; RFC 2544 26.5 asks for at "
+                             f"least {format_duration(RFC_TRIAL_NS)} of overload")
             if "throughput" not in tests:
                 pass
             elif cal_file is not None:
@@ -643,14 +772,140 @@ def rfc2544(
                                dut=session.dut, parameters=config, notes=notes,
                                latency_calibrated=cal_file is not None, calibration=cal_info, tests=tests,
                                back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config,
+                               recovery_parameters=recovery_config, reset_parameters=reset_config,
                                config_file=cfg.record() if (cfg := ctx.meta.get(config_files.META_KEY)) else None)
+            reset_action = None
+            if reset_config is not None:
+                reset_action = hook_command(reset_hook) if reset_hook else _sim_reset(session)
             _measure(device, _writer(out, header), config, json_out, cal_file,
-                     b2b_config=b2b_config, loss_config=loss_config)
+                     b2b_config=b2b_config, loss_config=loss_config, recovery_config=recovery_config,
+                     reset_config=reset_config, reset_action=reset_action)
         if not json_out:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
             _report_after_run(out)
     except KeyboardInterrupt:
         err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
+
+
+RESUME_ALLOWED = ("resume", "json_out", "target")     # options that may come with --resume
+
+
+def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) -> None:
+    """``rfc2544 --resume DIR``: the run recorded in DIR/results.json, continued with its own
+    parameters; the sizes each test finished are kept, the others measured (a size left part way
+    again from scratch, its earlier trials kept and marked superseded), after the learning
+    phase again."""
+    from typer._click.core import ParameterSource
+
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name not in RESUME_ALLOWED and source not in (None, ParameterSource.DEFAULT):
+            flag = max(param.opts, key=len) if param.opts else param.name
+            raise InputError("--resume", f"a resumed run keeps its recorded parameters: only --json and --target "
+                                         f"(a board at a new address) may be given with it, not {flag}")
+    try:
+        record = load_run(run_dir)
+    except ResumeError as exc:
+        raise InputError("--resume", str(exc)) from None
+    if ctx.get_parameter_source("target") in (None, ParameterSource.DEFAULT):
+        target = record.target
+    elif target != record.target and "sim" in (target, record.target):
+        raise InputError("--target", f"the run was on {record.target}: resume it there (only a board's address "
+                                     "may change)")
+    configs = {"throughput": record.parameters, "frame-loss": record.frame_loss_parameters,
+               "back-to-back": record.back_to_back_parameters, "system-recovery": record.recovery_parameters,
+               "reset": record.reset_parameters}
+    unknown = [t for t in record.tests if t not in configs]
+    if unknown:
+        raise InputError("--resume", f"runs with the {unknown[0]} test cannot be resumed (only "
+                                     f"{', '.join(configs)}): run it again")
+    if any(configs[t] is None for t in record.tests):
+        raise InputError("--resume", f"{run_dir / 'results.json'} lacks the parameters of one of its tests")
+    first = configs[record.tests[0]]            # its learning phase is the run's
+    rest = {t: remaining_sizes(record, t, configs[t].frame_sizes) for t in record.tests}
+    todo = {t: configs[t].model_copy(update={"frame_sizes": rest[t], "learning": None})
+            for t in record.tests if rest[t]}
+    dut = _recorded_dut(record) if target == "sim" else record.dut.get("description")
+    cal_file = None
+    if record.calibration is not None and record.calibration.get("file") is not None:
+        try:
+            cal_file = Calibration.model_validate(record.calibration["file"])
+        except ValueError:
+            raise InputError("--resume", f"{run_dir / 'results.json'}: its calibration is not readable") from None
+    kept = sum(len(configs[t].frame_sizes) - len(rest[t]) for t in record.tests)
+    note = (f"resumed {datetime.now(timezone.utc).isoformat(timespec='seconds')} (the run was {record.status}): "
+            f"{kept} finished test/frame size results kept, {sum(map(len, rest.values()))} measured"
+            f"{' after the learning phase again (the DUT may have restarted)' if first.learning else ''}; trials of "
+            f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
+    try:
+        if not todo:                            # everything was measured: only the status was left
+            _measure(None, _resume_writer(run_dir, record, note), record.parameters, json_out, cal_file,
+                     resumed={"tests": []})
+        else:
+            with open_session(target, dut) as session:
+                device = Device(session.transport, _register_map())
+                try:
+                    ident = device.connect()
+                except WirespeedError as exc:
+                    raise InputError("--target", str(exc)) from None
+                if ident != record.gateware:
+                    raise InputError("--target", f"the tester's gateware ({ident.version_text}, map hash "
+                                                 f"{ident.map_hash:#010x}) is not the run's "
+                                                 f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
+                if cal_file is not None:
+                    needs = [(f.tx_port, f.rx_port, size) for t, c in todo.items() if t == "throughput"
+                             for size in c.frame_sizes for f in c.flows(size)]
+                    try:
+                        cal_file.check_usable(ident, session.target, needs)
+                    except CalibrationError as exc:
+                        raise InputError(*str(exc).split(": ", 1)) from None
+                if session.target != record.target:
+                    note += f"; target {session.target} (was {record.target})"
+                    record.target = session.target
+                reset_config = todo.get("reset")
+                reset_action = None
+                if reset_config is not None:
+                    reset_action = hook_command(reset_config.hook) if reset_config.hook else _sim_reset(session)
+                _measure(device, _resume_writer(run_dir, record, note), todo.get("throughput", record.parameters),
+                         json_out, cal_file, b2b_config=todo.get("back-to-back"), loss_config=todo.get("frame-loss"),
+                         recovery_config=todo.get("system-recovery"), reset_config=reset_config,
+                         reset_action=reset_action,
+                         resumed={"tests": list(todo), "learning": first if first.learning is not None else None})
+        if not json_out:
+            _report_after_run(run_dir)
+    except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; results so far are in {run_dir}/", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _recorded_dut(record: RunRecord) -> str:
+    """The --dut text that starts the run's simulated DUT again (InputError if it cannot, or the
+    DUT it gives is not the recorded one, e.g. a --dut-rtl file that changed)."""
+    from wirespeed.sim.dut import profile_description
+
+    recorded = record.dut
+    if recorded.get("model") == "rtl":
+        dut = f"{_RTL_PREFIX}{recorded.get('top') or ''}:{recorded.get('path')}"
+    else:
+        dut = (recorded.get("profile") or {}).get("given") or recorded.get("spec")
+    if not dut:
+        raise InputError("--resume", "the run's simulated DUT is not recorded (no dut.spec)")
+    try:
+        described = _sim_dut_spec(dut).describe() | profile_description(dut)
+    except InputError as exc:
+        raise InputError("--resume", f"the run's simulated DUT cannot be started again ({exc})") from None
+    if described != recorded:
+        raise InputError("--resume", f"the run's simulated DUT {recorded.get('spec')!r} is not what it gives now "
+                                     "(the DUT model or the --dut-rtl file changed?)")
+    return dut
+
+
+def _resume_writer(run_dir: Path, record: RunRecord, note: str) -> ResultsWriter:
+    try:
+        return ResultsWriter.resume(run_dir, record, note)
+    except OSError as exc:
+        raise InputError("--resume", f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
 
 
 def _auto_calibration(sizes: list[int]) -> Calibration:
@@ -784,6 +1039,18 @@ def report(
     err_console.print(f"report: {made.html}", highlight=False, soft_wrap=True)
 
 
+def _sim_reset(session: Session):
+    """The reset action on the simulation: the DUT control window."""
+    from .sim.control import DutControl
+    control = DutControl(session.transport)
+
+    def reset() -> None:
+        if not control.reset():
+            raise WirespeedError("the simulated DUT did not take the reset: give it reboot=TIME (e.g. --dut "
+                                 "'router:rate=400k,reboot=1ms'), and a trial long enough for the last reset to end")
+    return reset
+
+
 def _writer(out: Path, header: RunHeader) -> ResultsWriter:
     try:
         return ResultsWriter(out, header)
@@ -793,27 +1060,40 @@ def _writer(out: Path, header: RunHeader) -> ResultsWriter:
 
 def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool,
              calibration: Calibration | None = None, *, b2b_config: BackToBackConfig | None = None,
-             loss_config: FrameLossConfig | None = None) -> None:
+             loss_config: FrameLossConfig | None = None, resumed: dict[str, Any] | None = None,
+             recovery_config: RecoveryConfig | None = None, reset_config: ResetConfig | None = None,
+             reset_action=None) -> None:
+    """The run's tests, into ``writer``. ``resumed`` (--resume, see _resume_run): the record
+    already holds some results; ``resumed["tests"]`` are the tests with frame sizes left (the
+    sizes of ``config`` and the others), and ``resumed["learning"]`` the config whose learning
+    phase runs before them (None: none)."""
     for note in writer.record.notes:
         err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed}/{task.total} sizes"),
                TimeElapsedColumn())
     tests = writer.record.tests
-    results: list[ThroughputResult] = []
-    b2b: list[BackToBackResult] = []
-    loss: list[FrameLossResult] = []
+    run_tests = tests if resumed is None else resumed.get("tests", [])
     try:
         with Progress(*columns, console=err_console, transient=True) as progress:
-            reporter = _Reporter(writer, progress, len(config.frame_sizes) * len(tests))
-            if "throughput" in tests:
-                results = run_throughput(device, config, reporter,
-                                         pipeline=calibration.pipeline_ns if calibration else None)
-            if loss_config is not None:
-                loss = run_frame_loss(device, loss_config, reporter)
-            if b2b_config is not None:
+            reporter = _Reporter(writer, progress, sum(len(c.frame_sizes) for t, c in (
+                ("throughput", config), ("frame-loss", loss_config), ("back-to-back", b2b_config),
+                ("system-recovery", recovery_config)) if t in run_tests and c is not None)
+                + (1 if reset_config is not None and "reset" in run_tests else 0))
+            if resumed is not None and resumed.get("learning") is not None and run_tests:
+                reporter.learning_done(run_learning(device, resumed["learning"]))   # before the first new trial
+            if "throughput" in run_tests:
+                run_throughput(device, config, reporter, pipeline=calibration.pipeline_ns if calibration else None)
+            if loss_config is not None and "frame-loss" in run_tests:
+                run_frame_loss(device, loss_config, reporter)
+            if b2b_config is not None and "back-to-back" in run_tests:
                 reporter.b2b_reps = b2b_config.repetitions
-                b2b = run_back_to_back(device, b2b_config, reporter,
-                                       throughput_fps={r.frame_size: r.throughput_fps for r in results})
+                run_back_to_back(device, b2b_config, reporter,
+                                 throughput_fps={r.frame_size: r.throughput_fps for r in writer.record.results})
+            found = {r.frame_size: r.throughput_fps for r in writer.record.results}
+            if recovery_config is not None and "system-recovery" in run_tests:
+                run_recovery(device, recovery_config, found, reporter)
+            if reset_config is not None and "reset" in run_tests:
+                run_reset(device, reset_config, reset_action, found, reporter)
     except KeyboardInterrupt:
         writer.finish("interrupted")
         raise
@@ -824,6 +1104,8 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
     if json_out:
         typer.echo((writer.out_dir / "results.json").read_text(), nl=False)
         return
+    results, loss, b2b = writer.record.results, writer.record.frame_loss, writer.record.back_to_back
+    recovery, reset = writer.record.recovery, writer.record.reset
     if "throughput" in tests:
         Console().print(_summary_table(results, config.resolution_pct))
         Console().print(_latency_table(results, calibration))
@@ -831,6 +1113,10 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
         Console().print(_loss_table(loss))
     if b2b:
         Console().print(_b2b_table(b2b))
+    if recovery:
+        Console().print(_recovery_table(recovery))
+    if reset is not None:
+        Console().print(_reset_table(reset))
     err_console.print(f"results: {', '.join(str(p) for p in writer.paths)}", highlight=False, soft_wrap=True)
 
 

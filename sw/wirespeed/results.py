@@ -32,11 +32,13 @@ from .host.device import PERCENTILES, GatewareId, TrialResult
 from .latency import DEFINITION_NAMES, LatencyFigures
 from .rfc2544.back_to_back import BackToBackConfig, BackToBackResult
 from .rfc2544.frame_loss import FrameLossConfig, FrameLossResult
+from .rfc2544.recovery import RecoveryConfig, RecoveryResult, ResetConfig, ResetResult
 from .rfc2544.throughput import ThroughputConfig, ThroughputResult
 
 __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput_csv", "latency_csv",
            "back_to_back_csv", "frame_loss_csv", "atomic_write_text", "FORMAT", "latency_trials_csv",
-           "latency_histograms_csv", "trials_csv", "tables_of"]
+           "latency_histograms_csv", "trials_csv", "tables_of", "ResumeError", "load_run",
+           "remaining_sizes", "TEST_RESULTS"]
 
 FORMAT = "wirespeed-results/1"
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -78,6 +80,20 @@ LOSS_DEFINITIONS = {
 }
 
 
+RECOVERY_DEFINITIONS = {
+    "system_recovery": "RFC 2544 26.5: offered load at overload_pct of the throughput (at most line rate), then "
+                       "at recovery_pct of that; timestamp A = transmit time of the first reduced-rate frame, "
+                       "timestamp B = transmit time of the last frame lost after A (from the analyzer's sequence "
+                       "gap tracker); recovery time = B - A, 0 when nothing sent after A was lost; recovered = no "
+                       "when frames were still being lost when the trial ended (a lower bound)",
+}
+RESET_DEFINITIONS = {
+    "reset": "RFC 2544 26.6 / RFC 6201 at the smallest frame size: reset time (timestamp method) = the longest "
+             "interval between two consecutive test frames received, i.e. from the last frame before the reset "
+             "to the first after; loss reset time (frame-loss method) = frames lost / offered rate",
+}
+
+
 def _utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -104,6 +120,8 @@ class RunHeader(BaseModel):
     tests: list[str] = Field(default_factory=lambda: ["throughput"], description="the tests of this run, in order")
     back_to_back_parameters: BackToBackConfig | None = Field(None, description="RFC 2544 26.4 parameters, if run")
     frame_loss_parameters: FrameLossConfig | None = Field(None, description="RFC 2544 26.3 parameters, if run")
+    recovery_parameters: RecoveryConfig | None = Field(None, description="RFC 2544 26.5 parameters, if run")
+    reset_parameters: ResetConfig | None = Field(None, description="RFC 2544 26.6 / RFC 6201 parameters, if run")
     config_file: dict[str, str] | None = Field(None, description="the --config file of the run: path, format, "
                                                                  "sha256 and its text")
 
@@ -117,9 +135,17 @@ class RunRecord(RunHeader):
     results: list[ThroughputResult] = Field(default_factory=list)
     back_to_back: list[BackToBackResult] = Field(default_factory=list, description="RFC 2544 26.4 per frame size")
     frame_loss: list[FrameLossResult] = Field(default_factory=list, description="RFC 2544 26.3 per frame size")
+    recovery: list[RecoveryResult] = Field(default_factory=list, description="RFC 2544 26.5 per frame size")
+    reset: ResetResult | None = Field(None, description="RFC 2544 26.6 / RFC 6201")
     trials: list[TrialResult] = Field(default_factory=list)
     trial_tags: list[dict[str, Any]] = Field(default_factory=list,
-                                             description="per trial (same order): the test and step it belongs to")
+                                             description="per trial (same order): the test and step it belongs to; "
+                                                         "superseded: true for a trial of a frame size that a "
+                                                         "resumed run measured again from scratch")
+    resumed: list[dict[str, Any]] = Field(default_factory=list,
+                                          description="each time the run was resumed ('rfc2544 --resume'): when, "
+                                                      "the status and error it had, the learning phase it had "
+                                                      "before, the trials superseded")
 
 
 # Derived tables ---------------------------------------------------------------------------------------
@@ -270,7 +296,9 @@ def trials_csv(trials: list[TrialResult], tags: list[dict[str, Any]]) -> str:
     rows = []
     for n, trial in enumerate(trials, 1):
         tag = tags[n - 1] if n - 1 < len(tags) else {}
-        step = next((f"{k}={v}" for k, v in tag.items() if k != "test"), "")
+        step = next((f"{k}={v}" for k, v in tag.items() if k not in ("test", "superseded")), "")
+        if tag.get("superseded"):
+            step = f"{step} (superseded)" if step else "superseded"
         lat = trial.latency
         rows.append([n, tag.get("test", "throughput"), step, trial.frame_size, f"{trial.offered_fps:.2f}",
                      f"{trial.duration_ns / 1e6:.3f}", trial.tx_frames, trial.rx_frames, trial.lost_frames,
@@ -278,6 +306,43 @@ def trials_csv(trials: list[TrialResult], tags: list[dict[str, Any]]) -> str:
                      lat.min_ns if lat else "", f"{lat.avg_ns:.1f}" if lat else "", lat.max_ns if lat else "",
                      "yes" if trial.passed else "no"])
     return _csv(TRIALS_COLUMNS, rows)
+
+
+RECOVERY_COLUMNS = ["frame_size_B", "repetition", "throughput_fps", "overload_fps", "reduced_fps",
+                    "recovery_time_us", "recovered", "frames_lost_overload", "frames_lost_reduced",
+                    "timestamp_a_ns", "timestamp_b_ns"]
+RESET_COLUMNS = ["frame_size_B", "repetition", "offered_fps", "reset_time_us", "loss_reset_time_us", "frames_lost",
+                 "last_frame_before_ns", "first_frame_after_ns", "trigger"]
+
+
+def recovery_csv(results: list[RecoveryResult]) -> str:
+    """System_Recovery.csv: one row per frame size and repetition, then a mean row per size
+    (repetition "mean"; the RFC 2544 26.5 figure)."""
+    rows = []
+    for r in results:
+        for i, t in enumerate(r.trials, 1):
+            rows.append([r.frame_size, i, f"{r.throughput_fps:.2f}", f"{t.overload_fps:.2f}", f"{t.reduced_fps:.2f}",
+                         f"{t.recovery_ns / 1e3:.3f}", "yes" if t.recovered else "no", t.lost_overload,
+                         t.lost_reduced, t.timestamp_a_ns, "" if t.timestamp_b_ns is None else t.timestamp_b_ns])
+        rows.append([r.frame_size, "mean", f"{r.throughput_fps:.2f}", "", "", f"{r.mean_recovery_ns / 1e3:.3f}",
+                     "yes" if r.recovered else "no", "", "", "", ""])
+    return _csv(RECOVERY_COLUMNS, rows)
+
+
+def reset_csv(result: ResetResult | None) -> str:
+    """Reset.csv: one row per repetition, then the means (RFC 2544 26.6, RFC 6201 timestamp and
+    frame-loss methods)."""
+    rows = []
+    if result is not None:
+        for i, t in enumerate(result.trials, 1):
+            rows.append([result.frame_size, i, f"{t.rate_fps:.2f}",
+                         "" if t.reset_ns is None else f"{t.reset_ns / 1e3:.3f}", f"{t.loss_reset_ns / 1e3:.3f}",
+                         t.frames_lost, "" if t.last_before_ns is None else t.last_before_ns,
+                         "" if t.first_after_ns is None else t.first_after_ns, t.trigger])
+        mean_ts = result.mean_reset_ns
+        rows.append([result.frame_size, "mean", "", "" if mean_ts is None else f"{mean_ts / 1e3:.3f}",
+                     f"{result.mean_loss_reset_ns / 1e3:.3f}", "", "", "", ""])
+    return _csv(RESET_COLUMNS, rows)
 
 
 def tables_of(record: RunRecord) -> dict[str, tuple[list[str], str]]:
@@ -293,6 +358,10 @@ def tables_of(record: RunRecord) -> dict[str, tuple[list[str], str]]:
         tables["Back_to_Back.csv"] = (BACK_TO_BACK_COLUMNS, back_to_back_csv(record.back_to_back))
     if record.frame_loss_parameters is not None:
         tables["Frame_Loss.csv"] = (FRAME_LOSS_COLUMNS, frame_loss_csv(record.frame_loss))
+    if record.recovery_parameters is not None:
+        tables["System_Recovery.csv"] = (RECOVERY_COLUMNS, recovery_csv(record.recovery))
+    if record.reset_parameters is not None:
+        tables["Reset.csv"] = (RESET_COLUMNS, reset_csv(record.reset))
     tables["Trials.csv"] = (TRIALS_COLUMNS, trials_csv(record.trials, record.trial_tags))
     return tables
 
@@ -325,8 +394,47 @@ class ResultsWriter:
             self.record.definitions |= B2B_DEFINITIONS
         if header.frame_loss_parameters is not None:
             self.record.definitions |= LOSS_DEFINITIONS
+        if header.recovery_parameters is not None:
+            self.record.definitions |= RECOVERY_DEFINITIONS
+        if header.reset_parameters is not None:
+            self.record.definitions |= RESET_DEFINITIONS
         self._trials = open(self.out_dir / "trials.jsonl", "w", encoding="utf-8")
         self._rewrite()
+
+    @classmethod
+    def resume(cls, out_dir: Path, record: RunRecord, note: str) -> "ResultsWriter":
+        """Go on writing the interrupted or failed run ``record`` of ``out_dir`` (see
+        :func:`load_run`): trials of trials.jsonl newer than results.json (a run killed
+        without a chance to write it) join the record; every trial of a frame size without a
+        result gets ``superseded: true`` in its tag (that size is measured again from scratch);
+        ``note`` joins the notes; the run is ``running`` again and new trials are appended to
+        trials.jsonl, numbered on."""
+        self = cls.__new__(cls)
+        self.out_dir = Path(out_dir)
+        self.record = record
+        path = self.out_dir / "trials.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        for line in lines[len(record.trials):]:
+            trial, tag = _trial_of_line(line)
+            if trial is None:
+                break
+            record.trials.append(trial)
+            record.trial_tags.append(tag)
+        expected = "".join(_trial_line(n, t, tag) for n, (t, tag) in
+                           enumerate(zip(record.trials, record.trial_tags), 1))
+        if not path.exists() or path.read_text(encoding="utf-8") != expected:
+            # trials.jsonl and results.json disagree (a line half written, a file edited): the
+            # record is the reference. Otherwise trials.jsonl stays as it is (a log: the
+            # superseded marks are in results.json and Trials.csv)
+            atomic_write_text(path, expected)
+        superseded = mark_superseded(record)
+        record.resumed.append({"utc": _utc_now(), "status": record.status, "error": record.error,
+                               "learning": record.learning, "superseded_trials": superseded})
+        record.notes.append(note)
+        record.status, record.error = "running", None
+        self._trials = open(path, "a", encoding="utf-8")
+        self._rewrite()
+        return self
 
     @property
     def paths(self) -> list[Path]:
@@ -341,8 +449,7 @@ class ResultsWriter:
         test, the burst, the load point) go on its line before the trial's own fields."""
         self.record.trials.append(result)
         self.record.trial_tags.append(extra)
-        line = json.dumps({"n": len(self.record.trials), **extra, **result.model_dump(mode="json")})
-        self._trials.write(line + "\n")
+        self._trials.write(_trial_line(len(self.record.trials), result, extra))
         self._trials.flush()
         os.fsync(self._trials.fileno())
 
@@ -366,6 +473,16 @@ class ResultsWriter:
         self.record.frame_loss.append(result)
         self._rewrite()
 
+    def record_recovery(self, result: RecoveryResult) -> None:
+        """Add one frame size's system recovery and rewrite results.json and the CSV files."""
+        self.record.recovery.append(result)
+        self._rewrite()
+
+    def record_reset(self, result: ResetResult) -> None:
+        """Record the reset test and rewrite results.json and the CSV files."""
+        self.record.reset = result
+        self._rewrite()
+
     def finish(self, status: Status, error: str | None = None) -> None:
         """Mark the run ``status`` (complete, interrupted, failed) and write everything."""
         self.record.status, self.record.error = status, error
@@ -377,3 +494,102 @@ class ResultsWriter:
         atomic_write_text(self.out_dir / "results.json", self.record.model_dump_json(indent=2) + "\n")
         for name, (_, text) in tables_of(self.record).items():
             atomic_write_text(self.out_dir / name, text)
+
+
+# Resuming a run ------------------------------------------------------------------------------------------
+
+# the record's list of results of each test, and the tests each trial tag's "test" belongs to
+TEST_RESULTS = {"throughput": "results", "frame-loss": "frame_loss", "back-to-back": "back_to_back",
+                "system-recovery": "recovery", "reset": "reset"}
+_TAG_TEST = {None: "throughput", "throughput": "throughput", "latency": "throughput",
+             "frame-loss": "frame-loss", "back-to-back": "back-to-back", "system-recovery": "system-recovery",
+             "reset": "reset"}
+
+
+def _done_sizes(record: RunRecord, test: str) -> set[int]:
+    """Frame sizes whose ``test`` result the record holds (reset: one result, at the smallest
+    size; system recovery: also the sizes it skips, those without a throughput)."""
+    if test == "reset":
+        return {record.reset.frame_size} if record.reset is not None else set()
+    done = {r.frame_size for r in getattr(record, TEST_RESULTS[test])}
+    if test == "system-recovery":
+        done |= {r.frame_size for r in record.results if r.throughput_fps <= 0}
+    return done
+
+
+class ResumeError(ValueError):
+    """Why a results folder cannot be resumed (one line)."""
+
+
+def _trial_line(n: int, result: TrialResult, extra: dict[str, Any]) -> str:
+    return json.dumps({"n": n, **extra, **result.model_dump(mode="json")}) + "\n"
+
+
+def _trial_of_line(line: str) -> tuple[TrialResult | None, dict[str, Any]]:
+    """A trials.jsonl line back as (trial, tag); (None, {}) when it is not a whole trial."""
+    try:
+        data = json.loads(line)
+        fields = set(TrialResult.model_fields)
+        computed = set(TrialResult.model_computed_fields)
+        trial = TrialResult.model_validate({k: v for k, v in data.items() if k in fields})
+    except ValueError:
+        return None, {}
+    return trial, {k: v for k, v in data.items() if k not in fields | computed | {"n"}}
+
+
+def remaining_sizes(record: RunRecord, test: str, sizes: list[int]) -> list[int]:
+    """The frame sizes of ``sizes`` (in order) whose ``test`` result the record does not have."""
+    done = _done_sizes(record, test)
+    if test == "reset":         # one measurement for the run
+        return [] if done else sizes
+    return [s for s in sizes if s not in done]
+
+
+def mark_superseded(record: RunRecord) -> int:
+    """Tag ``superseded: true`` every trial of a frame size whose test has no result in the
+    record (a size interrupted part way, measured again from scratch); how many were newly
+    tagged."""
+    done = {test: _done_sizes(record, test) for test in TEST_RESULTS}
+    count = 0
+    for trial, tag in zip(record.trials, record.trial_tags):
+        test = _TAG_TEST.get(tag.get("test"))
+        if test is not None and trial.frame_size not in done[test] and not tag.get("superseded"):
+            tag["superseded"] = True
+            count += 1
+    return count
+
+
+def load_run(out_dir: Path) -> RunRecord:
+    """The record of the run in ``out_dir`` to resume; :class:`ResumeError` when there is
+    none, it is not one this version reads, or it is complete."""
+    out_dir = Path(out_dir)
+    path = out_dir / "results.json"
+    if not out_dir.is_dir():
+        raise ResumeError(f"no folder {out_dir}")
+    if not path.is_file():
+        raise ResumeError(f"no results.json in {out_dir} (not a results folder of 'wirespeed rfc2544')")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ResumeError(f"{path} is not text") from None
+    except json.JSONDecodeError as exc:
+        raise ResumeError(f"{path} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except OSError as exc:
+        raise ResumeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not isinstance(data, dict) or "format" not in data:
+        raise ResumeError(f"{path} is not a wirespeed results record (no format)")
+    if data["format"] != FORMAT:
+        raise ResumeError(f"{path} has format {data['format']!r}; this wirespeed ({__version__}) resumes "
+                          f"{FORMAT!r} runs only")
+    try:
+        record = RunRecord.model_validate(data)
+    except ValueError as exc:
+        errors = getattr(exc, "errors", lambda: [])()
+        where = ".".join(map(str, errors[0]["loc"])) + ": " + errors[0]["msg"] if errors else str(exc)
+        raise ResumeError(f"{path} is not a valid {FORMAT} record ({where})") from None
+    if record.status == "complete":
+        raise ResumeError(f"the run in {out_dir} is complete: nothing to resume")
+    if len(record.trial_tags) != len(record.trials):
+        raise ResumeError(f"{path} is not a valid {FORMAT} record ({len(record.trials)} trials but "
+                          f"{len(record.trial_tags)} trial tags)")
+    return record

@@ -114,7 +114,7 @@ def test_run_throughput_per_size():
 
     assert [r.frame_size for r in results] == [64, 1518]
     for r in results:
-        # loss-informed: 100 %, one resolution below what got through, then climbing
+        # loss-informed: 100 %, half a resolution below what got through, half a resolution above
         assert r.converged and r.trials <= 6 and r.search == "loss-informed" and r.confirmed is None
         assert 40 - 0.1 <= r.pct_line_rate <= 40
         assert r.best.passed and r.best.offered_fps == r.throughput_fps
@@ -178,7 +178,25 @@ def test_loss_informed_search_finds_the_same_throughput_in_fewer_trials(limit, q
         assert out.throughput_fps == max((r for r, t in zip(out.rates, out.trials) if t[0].passed), default=0.0)
     assert len(informed.trials) <= len(plain.trials)
     if queue == 0 and limit < LINE - RES:
-        assert len(informed.trials) <= 4           # 100 %, just below what got through, one or two climbs
+        assert len(informed.trials) <= 3           # 100 %, just below what got through, just above
+
+
+@pytest.mark.parametrize("collapse", [0.0, 50_000.0, 100_000.0])
+def test_loss_informed_search_survives_a_collapsing_dut(collapse):
+    """Under overload the DUT forwards only ``collapse`` fps (receive livelock), far below
+    what it forwards without loss: the estimates are wrong and the search falls back to
+    bisection, at most two trials worse."""
+    limit = 405_000.0
+
+    def trial(rate):
+        got = rate if rate <= limit else collapse
+        return Verdict(rate, rate <= limit), got
+
+    informed = search_throughput(trial, LINE, RES, max_trials=50, passed=lambda r: r[0].passed,
+                                 forwarded=lambda r: r[1])
+    plain = search_throughput(trial, LINE, RES, max_trials=50, passed=lambda r: r[0].passed)
+    assert informed.converged and limit - RES <= informed.throughput_fps <= limit
+    assert len(informed.trials) <= len(plain.trials) + 2
 
 
 def test_search_below_a_known_failure_does_not_repeat_it():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated
@@ -142,6 +142,9 @@ class FrameSpec(BaseModel):
     dst_port: int = Field(7, ge=0, le=0xFFFF, description="UDP echo")
     ttl: int = Field(10, ge=1, le=255)
     stream_id: int = Field(0, ge=0, le=0xFFFF)
+    sources: int = Field(1, ge=1, le=65536, description="source IPv4 addresses src_ip, src_ip + 1, ... (flows)")
+    destinations: int = Field(1, ge=1, le=65536, description="destination IPv4 addresses dst_ip, dst_ip + 1, ...; "
+                                                             "every source sends to every destination in turn")
 
     @model_validator(mode="after")
     def _warn_outside_benchmark_range(self):
@@ -154,23 +157,33 @@ class FrameSpec(BaseModel):
 
     @classmethod
     def for_flow(cls, tx_port: int, rx_port: int, frame_len: int,
-                 addresses: Mapping[int, PortAddress] | None = None) -> "FrameSpec":
+                 addresses: Mapping[int, PortAddress] | None = None, *, sources: int = 1,
+                 destinations: int = 1) -> "FrameSpec":
         """Frames from tester port ``tx_port`` to tester port ``rx_port`` with the addresses of
-        both (``addresses[port]``, else the defaults) and the sending port's number as stream id."""
+        both (``addresses[port]``, else the defaults) and the sending port's number as stream id;
+        ``sources`` x ``destinations`` IPv4 flows counting up from them."""
         addresses = addresses or {}
         src = addresses.get(tx_port) or PortAddress.default(tx_port)
         dst = addresses.get(rx_port) or PortAddress.default(rx_port)
         return cls(frame_len=frame_len, src_mac=src.mac, dst_mac=dst.mac, src_ip=src.ipv4, dst_ip=dst.ipv4,
-                   stream_id=tx_port)
+                   stream_id=tx_port, sources=sources, destinations=destinations)
 
     def to_stream(self):
         """The same frames as a generator stream (:class:`wirespeed.streams.StreamSpec`)."""
-        from ..streams import SizeSpec, StreamSpec
+        from ..streams import ModifierSpec, SizeSpec, StreamSpec
+        # the seed lab's "100 sources x 20 destinations": sources walk, destinations walk once
+        # per full pass of the sources (chained), so every pair comes once per sources x destinations frames
+        walks = []
+        if self.sources > 1:
+            walks.append(ModifierSpec(field="src_ip", count=self.sources))
+        if self.destinations > 1:
+            walks.append(ModifierSpec(field="dst_ip", count=self.destinations, chain=bool(walks)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BenchmarkRangeWarning)   # warned once, here
             return StreamSpec(stream_id=self.stream_id, dst_mac=self.dst_mac, src_mac=self.src_mac,
                               src_ip=self.src_ip, dst_ip=self.dst_ip, src_port=self.src_port,
-                              dst_port=self.dst_port, ttl=self.ttl, size=SizeSpec.fixed(self.frame_len))
+                              dst_port=self.dst_port, ttl=self.ttl, size=SizeSpec.fixed(self.frame_len),
+                              modifiers=tuple(walks))
 
 
 class Flow(BaseModel):
@@ -210,6 +223,16 @@ class PortCounters(BaseModel):
     jitter_sum: int = 0
     hist_underflow: int = 0
     hist_overflow: int = 0
+    # gap and loss tracker (docs/analyzer.md): RFC 2544 26.5 / 26.6, RFC 6201
+    gap_max: int = 0
+    gap_end_rx: int = 0
+    gap_end_tx: int = 0
+    loss_events: int = 0
+    loss_last_tx: int = 0
+    loss_last_rx: int = 0
+    loss_last_stream: int = 0
+    loss_last_seq: int = 0
+    loss_last_gap: int = 0
 
     @staticmethod
     def register(port: int, counter: str) -> str:
@@ -319,6 +342,9 @@ class TrialResult(BaseModel):
                                                     "out (bit forwarding), 1 last bit in to first bit out "
                                                     "(store and forward), RFC 1242 3.8")
     histograms: dict[int, LatencyHistogram] = Field(default_factory=dict)
+    streams: dict[int, dict[str, int]] = Field(
+        default_factory=dict, description="per stream id, when the trial reads them (rate-step trials): frames "
+                                          "sent and received, lost (sequence gaps), next expected sequence, period")
     responder: dict[int, dict[str, int]] = Field(
         default_factory=dict, description="per port, ARP/ND frames the responder saw and sent during the trial "
                                           "(pN.arp.arp_requests, arp_replies, ns_received, na_sent; from CLEAR "
@@ -374,15 +400,18 @@ class TrialResult(BaseModel):
     @computed_field
     @property
     def measured_rx_fps(self) -> float:
-        """Receive rate from the analyzers' hardware timestamps: (frames - 1) over the time
-        from the first to the last test frame received; with fewer than two frames, frames
-        per second of trial duration."""
-        ports = [self.counters[p] for p in self._rx_ports if self.counters[p].rx_frames]
-        first = min((c.first_rx_ns for c in ports), default=0)
-        last = max((c.last_rx_ns for c in ports), default=0)
-        if self.rx_frames < 2 or last <= first:
-            return self.rx_frames * 1e9 / self.duration_ns
-        return (self.rx_frames - 1) * 1e9 / (last - first)
+        """Receive rate per receiving port (per direction) from the analyzers' hardware
+        timestamps: (frames - 1) over the time from the port's first to its last test frame,
+        averaged over the receiving ports; with fewer than two frames, frames per second of
+        trial duration."""
+        rates = []
+        for p in self._rx_ports:
+            c = self.counters[p]
+            if c.rx_frames < 2 or c.last_rx_ns <= c.first_rx_ns:
+                rates.append(c.rx_frames * 1e9 / self.duration_ns)
+            else:
+                rates.append((c.rx_frames - 1) * 1e9 / (c.last_rx_ns - c.first_rx_ns))
+        return sum(rates) / len(rates) if rates else 0.0
 
     @computed_field
     @property
@@ -395,8 +424,16 @@ class TrialResult(BaseModel):
         variance = max(0.0, sum(c.lat_sq_sum for c in ports) / frames - mean * mean)
         pairs = sum(c.rx_frames - 1 for c in ports if c.rx_frames)
         hists = [self.histograms[p] for p in self._rx_ports if p in self.histograms]
+        if len(hists) > 1 and len({(h.offset_ns, h.bin_ns) for h in hists}) == 1:   # binned alike: add up
+            counts: dict[int, int] = {}
+            for h in hists:
+                for index, n in h.counts.items():
+                    counts[index] = counts.get(index, 0) + n
+            hists = [LatencyHistogram(offset_ns=hists[0].offset_ns, bin_ns=hists[0].bin_ns, counts=counts,
+                                      underflow=sum(h.underflow for h in hists),
+                                      overflow=sum(h.overflow for h in hists))]
         pct = {}
-        if len(hists) == 1:      # one receiving port: its histogram is the distribution
+        if len(hists) == 1:      # the distribution over every receiving port
             pct = {f"p{q:g}": hists[0].percentile(q) for q in PERCENTILES}
         return Latency(min_ns=min(c.lat_min for c in ports if c.rx_frames), avg_ns=mean,
                        max_ns=max(c.lat_max for c in ports), stddev_ns=variance ** 0.5,
@@ -694,7 +731,8 @@ class Device:
     # trials
 
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int,
-                  histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:
+                  histogram: HistogramConfig | None = None, *, lat_def: int = 0,
+                  event: tuple[int, Callable[[], None]] | None = None) -> TrialResult:
         """One trial (docs/architecture.md, "Timing of a trial"): every flow's generator sends
         at ``rate_fps`` for ``duration_ns``; after the generators stop, wait ``wait_ns`` of
         tester time for frames still in flight, then snapshot every counter and read the
@@ -704,7 +742,10 @@ class Device:
         Each receiving port's per-stream statistics follow the stream group (stream id >> 4)
         of the first flow sent to it (``pN.ana.stream_group``), and its latency definition is
         ``lat_def`` (``pN.ana.lat_def``: 0 first bit in to first bit out, 1 store and forward,
-        RFC 1242 3.8)."""
+        RFC 1242 3.8).
+
+        ``event``: ``(at_ns, action)``: ``action()`` is called once ``at_ns`` of tester time have
+        passed since START (e.g. resetting the DUT, RFC 2544 26.6)."""
         if lat_def not in (0, 1):
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         histogram = histogram or HistogramConfig()
@@ -727,6 +768,10 @@ class Device:
             self.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
         self.clear()
         started = self.start()
+        if event is not None:
+            at_ns, action = event
+            self.wait_until([], lambda v: v["time.ns"] >= started + at_ns, expected_ns=started + at_ns)
+            action()
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
         self.wait_ns(wait_ns)
         counters = self.snapshot_counters()
@@ -735,6 +780,63 @@ class Device:
                            counters=counters, lat_def=lat_def,
                            histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports},
                            responder=self.read_responder(sorted({*tx_ports, *rx_ports})))
+
+    def run_phase_trial(self, flow: Flow, rates_fps: tuple[float, float], phase_ns: int, duration_ns: int,
+                        wait_ns: int, histogram: HistogramConfig | None = None, *,
+                        lat_def: int = 0) -> TrialResult:
+        """One trial whose offered rate steps down (RFC 2544 26.5): ``flow``'s port sends at
+        ``rates_fps[0]`` until ``phase_ns`` after the trial's first frame, then at
+        ``rates_fps[1]`` until ``duration_ns``, with no gap (``pN.gen.phase_at``). The two
+        phases are two streams: the first has ``flow``'s stream id, the second that id + 8
+        (same stream group), each with its own sequence numbers. The result's ``offered_fps``
+        is the first rate, ``period_q32`` the second phase's period."""
+        import dataclasses
+
+        from ..streams import PortProgram
+        if lat_def not in (0, 1):
+            raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
+        if not 0 < phase_ns < duration_ns:
+            raise ValueError(f"the rate step must fall inside the trial: 0 < {phase_ns} < {duration_ns} ns")
+        histogram = histogram or HistogramConfig()
+        size = flow.spec.frame_len
+        self._check_port(flow.rx_port)
+        self.stop()
+        for port in set(range(self.n_ports)) - {flow.tx_port}:
+            self.disable_generator(port)
+        periods = [rate_to_period(r, size, self.clk_hz) for r in rates_fps]
+        first = flow.spec.to_stream()
+        second = first.model_copy(update={"stream_id": flow.spec.stream_id + 8})
+        program = PortProgram(port=flow.tx_port, streams=(first, second), rate_fps=min(rates_fps), clk_hz=self.clk_hz)
+        compiled = program.compile()
+        compiled = dataclasses.replace(compiled, streams=tuple(
+            dataclasses.replace(cs, descriptor=cs.descriptor | {"period": p}, fps=period_to_rate(p, self.clk_hz))
+            for cs, p in zip(compiled.streams, periods)))
+        self.load_program(flow.tx_port, compiled, duration_ns=duration_ns)
+        self.write_many({f"p{flow.tx_port}.gen.phase_at": ns_to_cycles(phase_ns, self.clk_hz),
+                         f"p{flow.tx_port}.gen.phase2": 0b10})
+        self.configure_histogram(flow.rx_port, histogram)
+        self.write_many({f"p{flow.rx_port}.ana.stream_group": flow.spec.stream_id >> 4,
+                         f"p{flow.rx_port}.ana.lat_def": lat_def})
+        self.clear()
+        try:
+            started = self.start()
+            self._wait_generators_done([flow.tx_port], started + duration_ns, duration_ns)
+            self.wait_ns(wait_ns)
+            counters = self.snapshot_counters()
+        finally:
+            self.write_many({f"p{flow.tx_port}.gen.phase_at": 0, f"p{flow.tx_port}.gen.phase2": 0})
+        sent, got = self.read_stream_tx(flow.tx_port), self.read_stream_stats(flow.rx_port)
+        streams = {}
+        for index, sid in enumerate((flow.spec.stream_id, flow.spec.stream_id + 8)):
+            stats = got[sid & 15]
+            streams[sid] = {"tx_frames": sent[index][0], "rx_frames": stats["rx_frames"], "lost": stats["lost"],
+                            "next_seq": stats["next_seq"], "period_q32": periods[index]}
+        return TrialResult(frame_size=size, offered_fps=rates_fps[0], period_q32=periods[1], duration_ns=duration_ns,
+                           wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
+                           streams=streams,
+                           histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
+                                                                          counters[flow.rx_port])},
+                           responder=self.read_responder(sorted({flow.tx_port, flow.rx_port})))
 
     def run_burst_trial(self, flow: Flow, burst_frames: int, wait_ns: int,
                         histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:

@@ -37,6 +37,11 @@ class PortPairConfig(BaseModel):
     addresses: dict[int, PortAddress] = Field(default_factory=dict,
                                               description="tester addresses by port (others: the defaults)")
     learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
+    bidirectional: bool = Field(False, description="both ports send, each to the other, at the offered rate "
+                                                   "(rates are per direction)")
+    sources: int = Field(1, ge=1, le=65536, description="source IPv4 addresses per direction (flows)")
+    destinations: int = Field(1, ge=1, le=65536, description="destination IPv4 addresses per direction; "
+                                                             "sources x destinations flows")
 
     @field_validator("frame_sizes")
     @classmethod
@@ -49,9 +54,23 @@ class PortPairConfig(BaseModel):
         return sizes
 
     def flows(self, frame_len: int) -> list[Flow]:
-        """The test's one flow, tx_port -> rx_port, of ``frame_len`` byte frames."""
-        spec = FrameSpec.for_flow(self.tx_port, self.rx_port, frame_len, self.addresses)
-        return [Flow(tx_port=self.tx_port, rx_port=self.rx_port, spec=spec)]
+        """The test's traffic of ``frame_len`` byte frames: tx_port -> rx_port, and rx_port ->
+        tx_port too when bidirectional; each with sources x destinations IPv4 flows."""
+        pairs = [(self.tx_port, self.rx_port)] + ([(self.rx_port, self.tx_port)] if self.bidirectional else [])
+        return [Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_len, self.addresses,
+                                                                      sources=self.sources,
+                                                                      destinations=self.destinations))
+                for tx, rx in pairs]
+
+    def traffic_notes(self) -> list[str]:
+        notes = []
+        if self.bidirectional:
+            notes.append(f"bidirectional: ports {self.tx_port} and {self.rx_port} each send to the other; rates "
+                         "and frame rates are per direction, the aggregate is twice")
+        if self.sources * self.destinations > 1:
+            notes.append(f"{self.sources} sources x {self.destinations} destinations = "
+                         f"{self.sources * self.destinations} IPv4 flows per direction, walked in turn")
+        return notes
 
 
 class TrialRunner(Protocol):

@@ -12,10 +12,13 @@ and the lowest failing rate until they are at most ``resolution`` apart; the res
 highest passing rate. Plain bisection (``search="bisect"``, RFC 2544's binary search) takes
 1 + ceil(log2(1000)) = 11 trials at the default resolution of 0.1 % of line rate. The default
 ``search="loss-informed"`` uses what a failed trial measured: the DUT forwarded
-``offered * (1 - loss)`` frames/s, so the next trial runs one resolution below that rate; after a
-pass the rate climbs from there by 1, 1, 2, 4... resolutions, and whenever a step would not halve the
-interval it bisects instead. The interval never grows, so it ends within ``resolution`` of the
-same throughput, usually in 3 or 4 trials for a DUT with a plain forwarding limit.
+``offered * (1 - loss)`` frames/s, so the next trial runs half a resolution below that rate and,
+if it passes, the one after half a resolution above it: for a DUT with a plain forwarding limit
+the search ends there, in 3 trials. Whenever an estimate proves wrong (the guess fails, or the
+probe above it passes: a DUT whose forwarding collapses under overload, or a queue that
+flatters short trials) it bisects the interval left, and guesses again from the next failure
+that follows a bisection. The interval never grows, so it ends within ``resolution`` of the
+same throughput as bisection would.
 
 A trial passes when it loses no frame, or at most ``loss_tolerance_pct`` of them (an optional
 tolerance, reported with the result; RFC 2544's throughput is zero loss). Search trials may be
@@ -138,30 +141,30 @@ def search_throughput(trial: Callable[[float], R], line_rate_fps: float, resolut
     ``max_trials`` trials have run). ``passed(result)`` is the verdict (default
     ``result.passed``). Without ``forwarded`` the search bisects. With it, ``forwarded(result)``
     is the rate a failed trial got through the DUT, and the search is loss-informed (module
-    doc): one resolution below that rate next, then up by 1, 1, 2, 4... resolutions after each pass,
-    bisecting whenever a step is no better. ``failed``: a trial known to have failed at
+    doc): half a resolution below that rate next and, if that passes, half a resolution above it;
+    bisecting whenever an estimate proves wrong. ``failed``: a trial known to have failed at
     ``(rate, result)``, the upper end to search below (instead of a first trial at 100 %)."""
     passed = passed or (lambda r: r.passed)
     out = SearchOutcome[R](line_rate_fps=line_rate_fps, resolution_fps=resolution_fps)
     low, high = 0.0, line_rate_fps
-    climbs = 0                      # passes since the last failure
-    guessing = False                # the trial running is a guess from what got through
+    phase = "bisect"        # or "guess": trying just below what got through; "probe": just above it
 
     def next_rate(ok: bool, result: R) -> float:
-        nonlocal climbs, guessing
+        nonlocal phase
         middle = (low + high) / 2
-        was_guess, guessing = guessing, False
-        if forwarded is None or out.failed_fps is None:
+        was, phase = phase, "bisect"
+        if forwarded is None:
             return middle
-        if ok:          # climb from the passing rate by 1, 1, 2, 4... resolutions; never past the middle
-            climbs += 1
-            return min(low + resolution_fps * 2 ** max(0, climbs - 2), middle)
-        climbs = 0
+        if was == "guess" and ok and low + resolution_fps < high:
+            phase = "probe"         # the guess held: one resolution above it settles the estimate
+            return low + resolution_fps
+        if ok or was != "bisect":
+            return middle           # a failed guess, or a probe that passed: the estimate was off; bisect
         got = forwarded(result)
-        if was_guess or got is None or not low < got - resolution_fps < high:
-            return middle   # a failed guess: what got through overstates the DUT (its queue); bisect
-        guessing = True
-        return got - resolution_fps
+        if got is None or not low < got - resolution_fps / 2 < high:
+            return middle
+        phase = "guess"
+        return got - resolution_fps / 2
 
     rate = line_rate_fps
     if failed is not None:

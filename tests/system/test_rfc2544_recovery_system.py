@@ -1,0 +1,101 @@
+"""RFC 2544 26.5 system recovery and 26.6 reset (RFC 6201), bidirectional and multi-flow
+traffic, through the whole chain (CLI -> search -> driver -> Etherbone -> Verilated gateware
+-> simulated router), against figures derived from the router model's rules
+(sim/harness/dut_router.h, dut_reset.h), not from a previous run.
+
+Recovery: the router collapses to ``collapse`` fps when an overload overflows its queue and
+serves at ``rate`` again ``recover`` after the last frame that came faster than ``rate``: the
+last fast frame is the last one sent before timestamp A, so frames sent after A are lost until
+about A + ``recover`` (the queue is full and the collapsed service is slower than the reduced
+load), and none after. The recovery time B - A is ``recover`` within one frame time of the
+reduced rate.
+
+Reset: ``reboot=TIME`` takes the router down for TIME and loses what it held. The last frame
+before the reset leaves at most one period before it; the first after comes in at most one
+period after the router is back and leaves a service (1 / rate) and ``latency`` later. So the
+longest receive gap is TIME + 1 / rate + latency, plus at most two periods of the offered rate.
+"""
+
+import csv
+import json
+
+import pytest
+
+from wirespeed.cli import main
+
+pytestmark = pytest.mark.slow
+
+RATE, QUEUE, LATENCY_NS = 400_000, 64, 2_000
+RECOVER_NS, REBOOT_NS = 500_000, 1_000_000
+DUT = (f"router:rate={RATE},queue={QUEUE},latency={LATENCY_NS // 1000}us,collapse=100k,"
+       f"recover={RECOVER_NS // 1000}us,reboot={REBOOT_NS // 1_000_000}ms")
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def recovery_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("recovery")
+    code = main(["rfc2544", "--tests", "throughput,system-recovery,reset", "--sizes", "64", "--dut", DUT,
+                 "--calibration", "none", "--latency-trials", "0", "--json", "--out", str(out)])
+    assert code == 0
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_system_recovery_time_is_the_models_recover_delay(recovery_run):
+    out, record = recovery_run
+    (result,) = record["recovery"]
+    (trial,) = result["trials"]
+    throughput = record["results"][0]["throughput_fps"]
+    assert trial["overload_fps"] == pytest.approx(1.1 * throughput)
+    period_ns = 1e9 / trial["reduced_fps"]
+    assert trial["recovered"] and trial["lost_overload"] > 0 and trial["lost_reduced"] > 0
+    assert abs(trial["recovery_ns"] - RECOVER_NS) <= period_ns
+    table = rows(out / "System_Recovery.csv")
+    assert [r["repetition"] for r in table] == ["1", "mean"]
+    assert float(table[1]["recovery_time_us"]) == pytest.approx(trial["recovery_ns"] / 1e3, abs=1e-3)
+
+
+def test_reset_time_is_the_models_down_time_plus_refill(recovery_run):
+    out, record = recovery_run
+    (trial,) = record["reset"]["trials"]
+    period_ns = 1e9 / trial["rate_fps"]
+    expected = REBOOT_NS + 1e9 / RATE + LATENCY_NS
+    assert expected - 8 <= trial["reset_ns"] <= expected + 2 * period_ns + 8
+    assert trial["first_after_ns"] - trial["last_before_ns"] == trial["reset_ns"]
+    # RFC 6201 frame-loss method: the frames lost while down (and those the reset cut) at the offered rate
+    assert trial["frames_lost"] * period_ns == pytest.approx(trial["loss_reset_ns"])
+    assert REBOOT_NS <= trial["loss_reset_ns"] <= REBOOT_NS + (QUEUE + 2) * 1e9 / RATE
+    assert trial["trigger"] == "simulated DUT control window"
+    table = rows(out / "Reset.csv")
+    assert [r["repetition"] for r in table] == ["1", "mean"]
+
+
+def test_reset_needs_a_dut_that_can_reboot(tmp_path, capsys):
+    code = main(["rfc2544", "--tests", "throughput,reset", "--sizes", "1518", "--dut", "loopback",
+                 "--calibration", "none", "--latency-trials", "0", "--learning-frames", "0",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and "reboot=TIME" in err[-1] and err[-1].startswith("wirespeed: error: run:")
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["status"] == "failed" and record["results"][0]["throughput_fps"] > 0   # kept what it measured
+
+
+def test_bidirectional_many_flows_throughput_per_direction(tmp_path):
+    code = main(["rfc2544", "--tests", "throughput", "--sizes", "64", "--bidirectional", "--flows", "10x4",
+                 "--dut", f"router:rate={RATE},queue=16", "--calibration", "none", "--latency-trials", "0",
+                 "--json", "--out", str(tmp_path)])
+    assert code == 0
+    record = json.loads((tmp_path / "results.json").read_text())
+    (result,) = record["results"]
+    # each direction has its own router at RATE; 16 queued frames over a 10 ms trial add 1,600 fps
+    assert RATE <= result["throughput_fps"] <= RATE + 1_600 + result["resolution_fps"]
+    best = result["best"]
+    for port in ("0", "1"):
+        assert best["counters"][port]["tx_frames"] == best["counters"][port]["rx_frames"] > 0
+    specs = [flow["spec"] for flow in best["flows"]]
+    assert [(s["sources"], s["destinations"]) for s in specs] == [(10, 4), (10, 4)]
+    assert any("bidirectional" in n for n in record["notes"]) and any("40 IPv4 flows" in n for n in record["notes"])
