@@ -289,6 +289,46 @@ def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
     return out
 
 
+MAX_TIMELINES = 6
+
+
+def _rate_over_time(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
+    """MRTG-style: frames/s sent and received, and errors/s, over each sampled trial (the
+    system recovery and reset trials: the overload, the rate step, the reset)."""
+    sampled = [(t, tag) for t, tag in zip(record.trials, record.trial_tags + [{}] * len(record.trials))
+               if len(t.timeline) >= 2 and not tag.get("superseded")][:MAX_TIMELINES]
+    if not sampled:
+        return {}
+    fig, axes = plt.subplots(len(sampled), 1, figsize=(7, 2.6 * len(sampled)), squeeze=False)
+    for ax, (trial, tag) in zip(axes[:, 0], sampled):
+        points = [[0, 0, 0, 0], *trial.timeline]
+        t_ms, sent, got, err = [], [], [], []
+        for a, b in zip(points, points[1:]):
+            dt = (b[0] - a[0]) / 1e9
+            if dt <= 0:
+                continue
+            t_ms.append(b[0] / 1e6)
+            sent.append((b[1] - a[1]) / dt)
+            got.append((b[2] - a[2]) / dt)
+            err.append((b[3] - a[3]) / dt)
+        ax.step(t_ms, sent, where="pre", color="C0", label="sent (frames/s)")
+        ax.fill_between(t_ms, got, step="pre", color="C2", alpha=0.5, label="received (frames/s)")
+        if any(err):
+            ax.step(t_ms, err, where="pre", color="C3", label="sequence + FCS errors/s")
+        ax.set_ylabel("frames/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        what = tag.get("test", "throughput") + "".join(f", {k} {v}" for k, v in tag.items() if k != "test")
+        ax.set_title(f"{what}: {trial.frame_size} B", fontsize="small")
+        ax.legend(fontsize="x-small", loc="lower left")
+    axes[-1, 0].set_xlabel("time since the trial started (ms); each step is one counter sample")
+    fig.suptitle(_title(record, "Rate over time"), fontsize="medium")
+    fig.tight_layout()
+    out = {"rate_over_time": _save(fig, graphs_dir, "rate_over_time")}
+    plt.close(fig)
+    return out
+
+
 def draw_graphs(record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     """Draw every graph whose data is in ``record`` into ``graphs_dir`` (PNG and SVG each);
     name -> [png, svg]."""
@@ -296,7 +336,7 @@ def draw_graphs(record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     graphs_dir.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[Path]] = {}
     with plt.rc_context({"svg.hashsalt": "wirespeed", "font.size": 9}):
-        for draw in (_throughput, _latency, _distribution, _frame_loss, _back_to_back):
+        for draw in (_throughput, _latency, _distribution, _frame_loss, _back_to_back, _rate_over_time):
             out |= draw(plt, record, graphs_dir)
     return out
 
@@ -328,6 +368,8 @@ GRAPH_CAPTIONS = {
     "throughput_mbps": "Throughput vs frame size, Mb/s of frame bits, with the theoretical maximum at 1 Gb/s.",
     "latency": "Latency (min, avg, max) at the throughput rate vs frame size, per RFC 1242 3.8 definition.",
     "latency_distribution": "Latency distribution of the trial at the throughput rate, per frame size.",
+    "rate_over_time": "Frames sent and received per second over the system recovery and reset trials (MRTG "
+                      "style), from counter samples taken while each trial ran.",
     "frame_loss": "Frame loss rate vs offered load (RFC 2544 26.3).",
     "back_to_back": "Back-to-back burst length per frame size (RFC 2544 26.4), mean with sample standard "
                     "deviation, min and max over the repetitions.",

@@ -145,7 +145,8 @@ def test_run_trial_sequence_and_result(device, fake):
     script_trial(fake, tx=1000, rx=1000)
     fake.set("p1.gen.enable", 1)
     result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
-    assert [v for _, v in fake.strobes] == [CMD_STOP, CMD_CLEAR, CMD_START, CMD_SNAPSHOT]
+    # a snapshot half way through the wait, and one at its end that finds nothing more arrived
+    assert [v for _, v in fake.strobes] == [CMD_STOP, CMD_CLEAR, CMD_START, CMD_SNAPSHOT, CMD_SNAPSHOT]
     assert fake.get("p1.gen.enable") == 0 and fake.get("p0.gen.enable") == 1
     assert result.passed and result.lost_frames == 0 and result.tx_frames == 1000
     assert result.measured_rx_fps == pytest.approx(1e9 / 8 / 84)   # from the receive timestamps
@@ -154,6 +155,25 @@ def test_run_trial_sequence_and_result(device, fake):
         "bin_ns": 64, "percentiles_ns": {"p50": 960, "p90": 1152, "p99": 1152, "p99.9": 1152}}
     assert fake.get("p1.ana.hist_shift") == 6 and fake.get("p1.ana.hist_offset") == 0
     assert result.period_q32 == pytest.approx(168 << 32, rel=1e-9)  # 50 % of line rate
+
+
+def test_wait_stretches_while_a_dut_still_drains(device, fake, monkeypatch):
+    """Frames still arriving at the end of the wait (a deep queue emptying): the wait goes on
+    by halves until one passes without a frame, so none is left for the next trial."""
+    script_trial(fake, tx=1000, rx=1000)
+    real = device.snapshot_counters
+    arrivals = iter([400, 700, 900, 1000, 1000, 1000])
+
+    def draining():
+        counters = real()
+        counters[1] = counters[1].model_copy(update={"rx_frames": next(arrivals)})
+        return counters
+
+    monkeypatch.setattr(device, "snapshot_counters", draining)
+    result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert result.rx_frames == 1000 and result.passed
+    assert result.drain_steps == 3 and result.wait_ns == 5_000    # three half waits more before a quiet one
+    assert next(arrivals) == 1000                        # five snapshots: 400, 700, 900, 1000, 1000
 
 
 @pytest.mark.parametrize("tx, rx, seq, fcs", [(1000, 999, 0, 0), (1000, 1001, 0, 0), (1000, 1000, 1, 0),

@@ -342,6 +342,11 @@ class TrialResult(BaseModel):
                                                     "out (bit forwarding), 1 last bit in to first bit out "
                                                     "(store and forward), RFC 1242 3.8")
     histograms: dict[int, LatencyHistogram] = Field(default_factory=dict)
+    drain_steps: int = Field(0, ge=0, description="half waits (wait_ns / 2 each) added after wait_ns because "
+                                                  "frames were still arriving (a DUT emptying its queue)")
+    timeline: list[list[int]] = Field(
+        default_factory=list, description="samples while the trial ran: [ns since START, frames sent, frames "
+                                          "received, sequence + FCS errors] so far (rate over time)")
     streams: dict[int, dict[str, int]] = Field(
         default_factory=dict, description="per stream id, when the trial reads them (rate-step trials): frames "
                                           "sent and received, lost (sequence gaps), next expected sequence, period")
@@ -732,7 +737,7 @@ class Device:
 
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int, wait_ns: int,
                   histogram: HistogramConfig | None = None, *, lat_def: int = 0,
-                  event: tuple[int, Callable[[], None]] | None = None) -> TrialResult:
+                  event: tuple[int, Callable[[], None]] | None = None, timeline_points: int = 0) -> TrialResult:
         """One trial (docs/architecture.md, "Timing of a trial"): every flow's generator sends
         at ``rate_fps`` for ``duration_ns``; after the generators stop, wait ``wait_ns`` of
         tester time for frames still in flight, then snapshot every counter and read the
@@ -745,7 +750,9 @@ class Device:
         RFC 1242 3.8).
 
         ``event``: ``(at_ns, action)``: ``action()`` is called once ``at_ns`` of tester time have
-        passed since START (e.g. resetting the DUT, RFC 2544 26.6)."""
+        passed since START (e.g. resetting the DUT, RFC 2544 26.6). ``timeline_points``: that many
+        samples of the frame counters, evenly over the trial (:meth:`_timeline`), for the rate
+        over time."""
         if lat_def not in (0, 1):
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         histogram = histogram or HistogramConfig()
@@ -768,22 +775,64 @@ class Device:
             self.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
         self.clear()
         started = self.start()
-        if event is not None:
-            at_ns, action = event
-            self.wait_until([], lambda v: v["time.ns"] >= started + at_ns, expected_ns=started + at_ns)
-            action()
+        timeline = self._timeline(started, duration_ns, timeline_points, tx_ports, rx_ports, event)
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
-        self.wait_ns(wait_ns)
-        counters = self.snapshot_counters()
-        return TrialResult(frame_size=sizes.pop(), offered_fps=rate_fps, period_q32=period,
+        counters, drain = self._settle(wait_ns, rx_ports)
+        return TrialResult(frame_size=sizes.pop(), timeline=timeline, drain_steps=drain, offered_fps=rate_fps,
+                           period_q32=period,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
                            counters=counters, lat_def=lat_def,
                            histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports},
                            responder=self.read_responder(sorted({*tx_ports, *rx_ports})))
 
+    #: a trial's wait is stretched, by half waits, while frames still arrive, up to this many times
+    DRAIN_STEPS = 128
+
+    def _settle(self, wait_ns: int, rx_ports: Sequence[int]) -> tuple[dict[int, PortCounters], int]:
+        """After the generators stopped: wait ``wait_ns`` (RFC 2544 section 23's wait for
+        frames in flight) and SNAPSHOT; if the receiving ports counted frames in its second
+        half, the DUT is still emptying a deep queue: wait another half and SNAPSHOT again, until
+        a half passes without a frame (at most :attr:`DRAIN_STEPS` times). So no frame of this
+        trial is left to arrive in the next one. Returns the counters and the half waits added."""
+        def received(counters):
+            return sum(counters[p].rx_frames + counters[p].other_frames + counters[p].fcs_errors for p in rx_ports)
+
+        half = max(wait_ns // 2, 1)
+        self.wait_ns(wait_ns - half)
+        counters = self.snapshot_counters()
+        for added in range(self.DRAIN_STEPS + 1):
+            before = received(counters)
+            self.wait_ns(half)
+            counters = self.snapshot_counters()
+            if received(counters) == before:
+                return counters, added
+        return counters, self.DRAIN_STEPS
+
+    def _timeline(self, started: int, duration_ns: int, points: int, tx_ports: Sequence[int],
+                  rx_ports: Sequence[int], event: tuple[int, Callable[[], None]] | None = None) -> list[list[int]]:
+        """While a trial runs: ``points`` samples ``[t_ns, tx_frames, rx_frames, errors]`` (t from
+        START; frames sent by ``tx_ports`` and received by ``rx_ports`` so far; errors = sequence +
+        FCS errors), each taken by a SNAPSHOT at about ``started + i * duration_ns / points``;
+        and ``event``'s action at its time. The final SNAPSHOT of the trial replaces these."""
+        todo = sorted([(started + i * duration_ns // points, None) for i in range(1, points + 1)]
+                      + ([(started + event[0], event[1])] if event else []), key=lambda x: x[0])
+        names = ([f"p{p}.gen.tx_frames" for p in tx_ports] + [f"p{p}.ana.rx_frames" for p in rx_ports]
+                 + [f"p{p}.ana.{c}" for p in rx_ports for c in ("seq_errors", "fcs_errors")])
+        samples = []
+        for at, action in todo:
+            self.wait_until([], lambda v, at=at: v["time.ns"] >= at, expected_ns=at)
+            if action is not None:
+                action()
+                continue
+            v = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, [*names, "time.ns"])
+            samples.append([v["time.ns"] - started, sum(v[f"p{p}.gen.tx_frames"] for p in tx_ports),
+                            sum(v[f"p{p}.ana.rx_frames"] for p in rx_ports),
+                            sum(v[f"p{p}.ana.{c}"] for p in rx_ports for c in ("seq_errors", "fcs_errors"))])
+        return samples
+
     def run_phase_trial(self, flow: Flow, rates_fps: tuple[float, float], phase_ns: int, duration_ns: int,
                         wait_ns: int, histogram: HistogramConfig | None = None, *,
-                        lat_def: int = 0) -> TrialResult:
+                        lat_def: int = 0, timeline_points: int = 0) -> TrialResult:
         """One trial whose offered rate steps down (RFC 2544 26.5): ``flow``'s port sends at
         ``rates_fps[0]`` until ``phase_ns`` after the trial's first frame, then at
         ``rates_fps[1]`` until ``duration_ns``, with no gap (``pN.gen.phase_at``). The two
@@ -820,9 +869,9 @@ class Device:
         self.clear()
         try:
             started = self.start()
+            timeline = self._timeline(started, duration_ns, timeline_points, [flow.tx_port], [flow.rx_port])
             self._wait_generators_done([flow.tx_port], started + duration_ns, duration_ns)
-            self.wait_ns(wait_ns)
-            counters = self.snapshot_counters()
+            counters, drain = self._settle(wait_ns, [flow.rx_port])
         finally:
             self.write_many({f"p{flow.tx_port}.gen.phase_at": 0, f"p{flow.tx_port}.gen.phase2": 0})
         sent, got = self.read_stream_tx(flow.tx_port), self.read_stream_stats(flow.rx_port)
@@ -833,7 +882,7 @@ class Device:
                             "next_seq": stats["next_seq"], "period_q32": periods[index]}
         return TrialResult(frame_size=size, offered_fps=rates_fps[0], period_q32=periods[1], duration_ns=duration_ns,
                            wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
-                           streams=streams,
+                           streams=streams, timeline=timeline, drain_steps=drain,
                            histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
                                                                           counters[flow.rx_port])},
                            responder=self.read_responder(sorted({flow.tx_port, flow.rx_port})))
@@ -864,9 +913,9 @@ class Device:
         burst_ns = -(-burst_frames * 8 * (size + WIRE_OVERHEAD) * 1_000_000_000 // LINK_BPS)
         started = self.start()
         self._wait_generators_done([flow.tx_port], started + burst_ns, burst_ns)
-        self.wait_ns(wait_ns)
-        counters = self.snapshot_counters()
-        return TrialResult(frame_size=size, offered_fps=line, period_q32=period, duration_ns=burst_ns,
+        counters, drain = self._settle(wait_ns, [flow.rx_port])
+        return TrialResult(frame_size=size, offered_fps=line, drain_steps=drain, period_q32=period,
+                           duration_ns=burst_ns,
                            wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
                            histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
                                                                           counters[flow.rx_port])},

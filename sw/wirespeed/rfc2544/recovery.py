@@ -54,6 +54,7 @@ class RecoveryConfig(PortPairConfig):
     recovery_ns: int = Field(gt=0, description="time at the reduced rate, after timestamp A")
     wait_ns: int = Field(ge=0)
     repetitions: int = Field(1, ge=1, le=1000)
+    timeline_points: int = Field(100, ge=0, le=10_000, description="counter samples per trial (rate over time)")
 
 
 class RecoveryTrial(BaseModel):
@@ -148,7 +149,8 @@ def run_recovery(device, config: RecoveryConfig, throughput_fps: dict[int, float
         for rep in range(1, config.repetitions + 1):
             observer.recovery_trial_started(size, rep, overload)
             trial = device.run_phase_trial(flow, (overload, reduced), config.overload_ns,
-                                           config.overload_ns + config.recovery_ns, config.wait_ns)
+                                           config.overload_ns + config.recovery_ns, config.wait_ns,
+                                           timeline_points=config.timeline_points)
             trials.append(recovery_of(trial, config.overload_ns, device.clk_hz))
             observer.recovery_trial_done(rep, trials[-1])
         results.append(RecoveryResult(frame_size=size, throughput_fps=base, trials=trials))
@@ -169,6 +171,7 @@ class ResetConfig(PortPairConfig):
     repetitions: int = Field(1, ge=1, le=1000)
     hook: str | None = Field(None, description="bench: the command that resets the DUT; None: the simulated "
                                                 "DUT's control window")
+    timeline_points: int = Field(100, ge=0, le=10_000, description="counter samples per trial (rate over time)")
 
 
 class ResetTrial(BaseModel):
@@ -242,7 +245,7 @@ def run_reset(device, config: ResetConfig, reset: Callable[[], None], throughput
     for rep in range(1, config.repetitions + 1):
         observer.reset_trial_started(size, rep, rate)
         trial = device.run_trial([flow], rate, config.trial_duration_ns, config.wait_ns,
-                                 event=(config.reset_at_ns, reset))
+                                 event=(config.reset_at_ns, reset), timeline_points=config.timeline_points)
         trials.append(reset_of(trial, trigger))
         observer.reset_trial_done(rep, trials[-1])
     result = ResetResult(frame_size=size, trials=trials)

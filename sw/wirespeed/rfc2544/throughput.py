@@ -16,8 +16,8 @@ highest passing rate. Plain bisection (``search="bisect"``, RFC 2544's binary se
 if it passes, the one after half a resolution above it: for a DUT with a plain forwarding limit
 the search ends there, in 3 trials. Whenever an estimate proves wrong (the guess fails, or the
 probe above it passes: a DUT whose forwarding collapses under overload, or a queue that
-flatters short trials) it bisects the interval left, and guesses again from the next failure
-that follows a bisection. The interval never grows, so it ends within ``resolution`` of the
+flatters short trials) it bisects the interval left, and from then on, so such a DUT costs at
+most two trials more than bisection. The interval never grows, so it ends within ``resolution`` of the
 same throughput as bisection would.
 
 A trial passes when it loses no frame, or at most ``loss_tolerance_pct`` of them (an optional
@@ -148,18 +148,21 @@ def search_throughput(trial: Callable[[float], R], line_rate_fps: float, resolut
     out = SearchOutcome[R](line_rate_fps=line_rate_fps, resolution_fps=resolution_fps)
     low, high = 0.0, line_rate_fps
     phase = "bisect"        # or "guess": trying just below what got through; "probe": just above it
+    trusted = forwarded is not None
 
     def next_rate(ok: bool, result: R) -> float:
-        nonlocal phase
+        nonlocal phase, trusted
         middle = (low + high) / 2
         was, phase = phase, "bisect"
-        if forwarded is None:
+        if was == "guess" and not ok or was == "probe" and ok:
+            trusted = False         # what got through misled us once (collapse, queue): bisect from now on
+        if not trusted:
             return middle
         if was == "guess" and ok and low + resolution_fps < high:
             phase = "probe"         # the guess held: one resolution above it settles the estimate
             return low + resolution_fps
-        if ok or was != "bisect":
-            return middle           # a failed guess, or a probe that passed: the estimate was off; bisect
+        if ok:
+            return middle
         got = forwarded(result)
         if got is None or not low < got - resolution_fps / 2 < high:
             return middle
