@@ -123,11 +123,15 @@ def _title(record: RunRecord, what: str) -> str:
 
 
 def _save(fig, graphs_dir: Path, name: str) -> list[Path]:
+    """Write ``fig`` as NAME.png and NAME.svg and close it."""
+    import matplotlib.pyplot as plt
+
     paths = []
     for ext in ("png", "svg"):
         path = graphs_dir / f"{name}.{ext}"
         fig.savefig(path, format=ext, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
         paths.append(path)
+    plt.close(fig)
     return paths
 
 
@@ -153,7 +157,6 @@ def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
         ax.legend(loc="best", fontsize="small")
         ax.set_title(_title(record, f"Throughput vs frame size ({label})"), fontsize="medium")
         out[name] = _save(fig, graphs_dir, name)
-        plt.close(fig)
     return out
 
 
@@ -179,9 +182,7 @@ def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
         ax.legend(fontsize="small")
     fig.suptitle(_title(record, "Latency vs frame size at the throughput rate (RFC 1242 3.8)"), fontsize="medium")
     fig.tight_layout()
-    out = {"latency": _save(fig, graphs_dir, "latency")}
-    plt.close(fig)
-    return out
+    return {"latency": _save(fig, graphs_dir, "latency")}
 
 
 def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -238,9 +239,7 @@ def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
     fig.suptitle(_title(record, f"Latency distribution per frame size at the throughput rate ({definition}, "
                                 f"{'calibrated' if record.latency_calibrated else 'raw'})"), fontsize="medium")
     fig.tight_layout()
-    out = {"latency_distribution": _save(fig, graphs_dir, "latency_distribution")}
-    plt.close(fig)
-    return out
+    return {"latency_distribution": _save(fig, graphs_dir, "latency_distribution")}
 
 
 def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -258,9 +257,7 @@ def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", title="frame size")
     ax.set_title(_title(record, "Frame loss rate vs offered load (RFC 2544 26.3)"), fontsize="medium")
-    out = {"frame_loss": _save(fig, graphs_dir, "frame_loss")}
-    plt.close(fig)
-    return out
+    return {"frame_loss": _save(fig, graphs_dir, "frame_loss")}
 
 
 def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -284,9 +281,7 @@ def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title(_title(record, "Back-to-back burst per frame size (RFC 2544 26.4)"), fontsize="medium")
-    out = {"back_to_back": _save(fig, graphs_dir, "back_to_back")}
-    plt.close(fig)
-    return out
+    return {"back_to_back": _save(fig, graphs_dir, "back_to_back")}
 
 
 MAX_TIMELINES = 6
@@ -324,9 +319,7 @@ def _rate_over_time(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[
     axes[-1, 0].set_xlabel("time since the trial started (ms); each step is one counter sample")
     fig.suptitle(_title(record, "Rate over time"), fontsize="medium")
     fig.tight_layout()
-    out = {"rate_over_time": _save(fig, graphs_dir, "rate_over_time")}
-    plt.close(fig)
-    return out
+    return {"rate_over_time": _save(fig, graphs_dir, "rate_over_time")}
 
 
 def draw_graphs(record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:

@@ -21,7 +21,7 @@ BACKPRESSURE = {
 
 
 def run_program(program, *, count=None, duration_cycles=None, ready="none", seed=1, burst=None,
-                max_cycles=200_000):
+                max_cycles=200_000, phase_at=0, phase2=0):
     compiled = program.compile()
     bench = GenBench()
     memories, registers = port_program_writes(0, compiled)
@@ -32,11 +32,14 @@ def run_program(program, *, count=None, duration_cycles=None, ready="none", seed
         regs |= {"gen.mode": 0, "gen.duration": duration_cycles}
     if burst:
         regs |= {"gen.burst_len": burst[0], "gen.burst_gap": burst[1]}
+    if phase_at or phase2:
+        regs |= {"gen.phase_at": phase_at, "gen.phase2": phase2}
     regs["gen.enable"] = 1
     tables = {name.split(".")[-1]: entries for name, entries in memories.items()}
     bench.load(tables | {"regs": regs})
     frames, info = bench.run(ready=BACKPRESSURE[ready](random.Random(seed)), max_cycles=max_cycles)
-    want = list(expected_frames(compiled, count=count, duration_cycles=duration_cycles))
+    want = list(expected_frames(compiled, count=count, duration_cycles=duration_cycles, phase_at=phase_at,
+                                phase2=phase2))
     return frames, info, want
 
 
@@ -168,19 +171,8 @@ def test_checksum_fold_takes_both_end_around_carries():
 
 def run_phase(program, *, phase_at, phase2, count=None, duration_cycles=None, ready="none"):
     compiled = program.compile()
-    bench = GenBench()
-    memories, registers = port_program_writes(0, compiled)
-    regs = {name.split(".", 1)[1]: value for name, value in registers.items()}
-    if count is not None:
-        regs |= {"gen.mode": 1, "gen.count": count}
-    else:
-        regs |= {"gen.mode": 0, "gen.duration": duration_cycles}
-    regs |= {"gen.enable": 1, "gen.phase_at": phase_at, "gen.phase2": phase2}
-    tables = {name.split(".")[-1]: entries for name, entries in memories.items()}
-    bench.load(tables | {"regs": regs})
-    frames, info = bench.run(ready=BACKPRESSURE[ready](random.Random(1)), max_cycles=200_000)
-    want = list(expected_frames(compiled, phase_at=phase_at, phase2=phase2, count=count,
-                                duration_cycles=duration_cycles))
+    frames, info, want = run_program(program, count=count, duration_cycles=duration_cycles, ready=ready,
+                                     phase_at=phase_at, phase2=phase2)
     return frames, info, want, compiled
 
 
