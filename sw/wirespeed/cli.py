@@ -26,6 +26,7 @@ from typer.main import get_command
 
 from . import __version__
 from . import config as config_files
+from . import sizes as size_points
 from .errors import WirespeedError
 from .ethernet import MAX_FRAME, MIN_FRAME
 from .calibration import RFC_SIZES, Calibration, CalibrationError, load_calibration, run_calibration
@@ -89,6 +90,14 @@ def _parse_sizes(text: str) -> list[int]:
     if any(not MIN_FRAME <= s <= MAX_FRAME for s in sizes) or len(set(sizes)) != len(sizes):
         raise typer.BadParameter(f"{allowed}; not {text!r}")
     return sizes
+
+
+def _parse_size_points(text: str) -> list[int | str]:
+    """Frame sizes and IMIX mixes of the RFC 2544 tests (:mod:`wirespeed.sizes`)."""
+    try:
+        return size_points.parse_list(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _parse_tests(text: str) -> list[str]:
@@ -325,11 +334,11 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
 
     # RFC 2544 26.4 back-to-back
 
-    def b2b_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def b2b_size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         self.line_rate = line_rate_fps
 
-    def b2b_trial_started(self, frame_size: int, repetition: int, step: int, burst: int) -> None:
-        self.progress.update(self.task, description=f"back-to-back {frame_size} B: repetition {repetition}/"
+    def b2b_trial_started(self, frame_size: int | str, repetition: int, step: int, burst: int) -> None:
+        self.progress.update(self.task, description=f"back-to-back {size_points.text(frame_size)}: repetition {repetition}/"
                                                     f"{self.b2b_reps}, trial {step}, burst {burst:,} frames")
 
     def b2b_trial_done(self, repetition: int, step: int, burst: int, result: TrialResult) -> None:
@@ -338,7 +347,7 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
             result.seq_errors or result.fcs_errors) else ""
         verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
         self.progress.console.print(
-            f"{result.frame_size:>5} B  b2b rep {repetition:>2} trial {step:>2}  burst {burst:>9,}  "
+            f"{size_points.text(result.frame_size):>7}  b2b rep {repetition:>2} trial {step:>2}  burst {burst:>9,}  "
             f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{errors}  {verdict}",
             highlight=False, soft_wrap=True)
 
@@ -348,17 +357,17 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
 
     # RFC 2544 26.3 frame loss rate
 
-    def loss_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def loss_size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         self.line_rate = line_rate_fps
 
-    def loss_trial_started(self, frame_size: int, step: int, pct: float, rate_fps: float) -> None:
-        self.progress.update(self.task, description=f"frame loss {frame_size} B: trial {step} at "
+    def loss_trial_started(self, frame_size: int | str, step: int, pct: float, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"frame loss {size_points.text(frame_size)}: trial {step} at "
                                                     f"{rate_fps:,.0f} fps ({pct:g} %)")
 
     def loss_trial_done(self, step: int, pct: float, result: TrialResult) -> None:
         self.writer.record_trial(result, test="frame-loss", offered_pct=pct)
         self.progress.console.print(
-            f"{result.frame_size:>5} B  loss trial {step:>2}  {pct:7.3f} %  {result.offered_fps:>13,.1f} fps  "
+            f"{size_points.text(result.frame_size):>7}  loss trial {step:>2}  {pct:7.3f} %  {result.offered_fps:>13,.1f} fps  "
             f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  loss {result.loss_pct:8.4f} %",
             highlight=False, soft_wrap=True)
 
@@ -368,14 +377,14 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
 
     # RFC 2544 26.5 system recovery, 26.6 reset
 
-    def recovery_trial_started(self, frame_size: int, repetition: int, overload_fps: float) -> None:
-        self.progress.update(self.task, description=f"system recovery {frame_size} B: repetition {repetition} "
+    def recovery_trial_started(self, frame_size: int | str, repetition: int, overload_fps: float) -> None:
+        self.progress.update(self.task, description=f"system recovery {size_points.text(frame_size)}: repetition {repetition} "
                                                     f"at {overload_fps:,.0f} fps then half")
 
     def recovery_trial_done(self, repetition: int, result: RecoveryTrial) -> None:
         self.writer.record_trial(result.trial, test="system-recovery", repetition=repetition)
         self.progress.console.print(
-            f"{result.trial.frame_size:>5} B  recovery rep {repetition:>2}  lost {result.lost_overload:,} + "
+            f"{size_points.text(result.trial.frame_size):>7}  recovery rep {repetition:>2}  lost {result.lost_overload:,} + "
             f"{result.lost_reduced:,}  recovery {result.recovery_ns / 1e3:,.3f} µs"
             + ("" if result.recovered else " [red](still losing at the end)[/]"), highlight=False, soft_wrap=True)
 
@@ -383,15 +392,15 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
         self.writer.record_recovery(result)
         self.progress.advance(self.task)
 
-    def reset_trial_started(self, frame_size: int, repetition: int, rate_fps: float) -> None:
-        self.progress.update(self.task, description=f"reset {frame_size} B: repetition {repetition} at "
+    def reset_trial_started(self, frame_size: int | str, repetition: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"reset {size_points.text(frame_size)}: repetition {repetition} at "
                                                     f"{rate_fps:,.0f} fps")
 
     def reset_trial_done(self, repetition: int, result: ResetTrial) -> None:
         self.writer.record_trial(result.trial, test="reset", repetition=repetition)
         gap = "-" if result.reset_ns is None else f"{result.reset_ns / 1e3:,.3f}"
         self.progress.console.print(
-            f"{result.trial.frame_size:>5} B  reset rep {repetition:>2}  reset time {gap} µs (timestamps), "
+            f"{size_points.text(result.trial.frame_size):>7}  reset rep {repetition:>2}  reset time {gap} µs (timestamps), "
             f"{result.loss_reset_ns / 1e3:,.3f} µs (frame loss, {result.frames_lost:,} lost)",
             highlight=False, soft_wrap=True)
 
@@ -401,7 +410,7 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
 
     # RFC 2544 26.1 throughput
 
-    def size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         self.line_rate = line_rate_fps
 
     def learning_done(self, result: LearningResult) -> None:
@@ -414,8 +423,8 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
             f"{'/'.join(str(result.learning_frames[p]) for p in ports)} sent, settle "
             f"{format_duration(result.settle_ns)}", highlight=False, soft_wrap=True)
 
-    def trial_started(self, frame_size: int, step: int, rate_fps: float) -> None:
-        self.progress.update(self.task, description=f"{frame_size} B: trial {step} at {rate_fps:,.0f} fps "
+    def trial_started(self, frame_size: int | str, step: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"{size_points.text(frame_size)}: trial {step} at {rate_fps:,.0f} fps "
                                                     f"({100 * rate_fps / self.line_rate:.2f} %)")
 
     def trial_done(self, step: int, result: TrialResult) -> None:
@@ -425,12 +434,12 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
             result.seq_errors or result.fcs_errors) else ""
         verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
         self.progress.console.print(
-            f"{result.frame_size:>5} B  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
+            f"{size_points.text(result.frame_size):>7}  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
             f"{100 * result.offered_fps / self.line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
             f"lost {result.lost_frames:>8,}{errors}  {verdict}", highlight=False, soft_wrap=True)
 
-    def latency_trial_started(self, frame_size: int, repeat: int, repeats: int, rate_fps: float) -> None:
-        self.progress.update(self.task, description=f"latency {frame_size} B: trial {repeat}/{repeats} at "
+    def latency_trial_started(self, frame_size: int | str, repeat: int, repeats: int, rate_fps: float) -> None:
+        self.progress.update(self.task, description=f"latency {size_points.text(frame_size)}: trial {repeat}/{repeats} at "
                                                     f"{rate_fps:,.0f} fps")
 
     def latency_trial_done(self, repeat: int, result: TrialResult) -> None:
@@ -438,7 +447,7 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
         lat = result.latency
         figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
         self.progress.console.print(
-            f"{result.frame_size:>5} B  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
+            f"{size_points.text(result.frame_size):>7}  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
             f"lost {result.lost_frames:>8,}  {figures} (raw)", highlight=False, soft_wrap=True)
 
     def size_done(self, result: ThroughputResult) -> None:
@@ -560,8 +569,10 @@ def rfc2544(
     config_file: Annotated[Path | None, _config_option()] = None,
     tests: Annotated[Any, typer.Option(parser=_parse_tests, metavar="LIST",
                                        help=f"Tests to run: {', '.join(TESTS)}.")] = "throughput",
-    sizes: Annotated[Any, typer.Option(parser=_parse_sizes, metavar="LIST",
-                                       help="Frame sizes in bytes (FCS included).")] = "64,128,256,512,1024,1280,1518",
+    sizes: Annotated[Any, typer.Option(parser=_parse_size_points, metavar="LIST",
+                                       help="Frame sizes in bytes (FCS included) and IMIX mixes (RFC 6985), "
+                                            "e.g. 64,1518,imix:aaaaaaag or imix:64:7,576:4,1518:1.")
+                     ] = "64,128,256,512,1024,1280,1518",
     target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
                                         help="The Verilator simulation, or a board over Etherbone.")] = "sim",
     dut: Annotated[str | None, typer.Option(help=f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), "
@@ -734,7 +745,7 @@ def rfc2544(
     try:
         cal_info = None
         if calibration == "auto" and target == "sim" and "throughput" in tests:   # latency: 26.1/26.2 only
-            cal_file = _auto_calibration(config.frame_sizes)
+            cal_file = _auto_calibration(size_points.distinct_sizes(config.frame_sizes))
             cal_info = {"source": f"automatic: calibration run on a '{CAL_SIM_DUT}' simulation before the test"}
         elif cal_file is not None:
             cal_info = {"source": f"file {calibration}"}
@@ -745,7 +756,8 @@ def rfc2544(
             except WirespeedError as exc:
                 raise InputError("--target", str(exc)) from None
             if cal_file is not None:
-                needs = [(f.tx_port, f.rx_port, size) for size in config.frame_sizes for f in config.flows(size)]
+                needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
+                         for size in set(f.spec.sizes)]
                 try:
                     cal_file.check_usable(ident, session.target, needs)
                 except CalibrationError as exc:
@@ -854,7 +866,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                                                  f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
                 if cal_file is not None:
                     needs = [(f.tx_port, f.rx_port, size) for t, c in todo.items() if t == "throughput"
-                             for size in c.frame_sizes for f in c.flows(size)]
+                             for point in c.frame_sizes for f in c.flows(point) for size in set(f.spec.sizes)]
                     try:
                         cal_file.check_usable(ident, session.target, needs)
                     except CalibrationError as exc:

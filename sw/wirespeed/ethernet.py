@@ -6,13 +6,24 @@ A frame of L bytes (L counts destination MAC .. FCS) costs L + 20 bytes on the w
 :mod:`wirespeed.gateware.frame`, shared with the gateware.
 """
 
-from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_fps
+from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD
+
+from . import sizes
 
 __all__ = ["LINK_BPS", "WIRE_OVERHEAD", "MIN_FRAME", "MAX_FRAME", "line_rate_fps", "throughput_mbps"]
 
 LINK_BPS = 1_000_000_000
 
 
-def throughput_mbps(frame_len: int, fps: float) -> float:
-    """Frame bits per second in Mb/s (L * 8 * fps; preamble and gap not counted)."""
-    return frame_len * 8 * fps / 1e6
+def line_rate_fps(size: "sizes.SizePoint", bit_rate: int = LINK_BPS) -> float:
+    """Maximum frames/s of ``size``-byte frames on a link of ``bit_rate`` b/s; ``size`` may also
+    be a mix's label (:mod:`wirespeed.sizes`: its mean frame size counts)."""
+    if isinstance(size, str):
+        return sizes.line_rate_fps(size, bit_rate)
+    return bit_rate / 8 / (size + WIRE_OVERHEAD)
+
+
+def throughput_mbps(size: "sizes.SizePoint", fps: float) -> float:
+    """Frame bits per second in Mb/s (L * 8 * fps, L the mean size of a mix; preamble and gap
+    not counted)."""
+    return sizes.throughput_mbps(size, fps) if isinstance(size, str) else size * 8 * fps / 1e6

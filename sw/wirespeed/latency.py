@@ -73,7 +73,8 @@ Pipeline = Callable[[int, int, int], int]     # (tx_port, rx_port, frame_size) -
 
 
 def _frame_sizes(trial: TrialResult) -> set[int]:
-    return {flow.spec.frame_len for flow in trial.flows}
+    """Every frame size the trial sent (a mix: each of its sizes)."""
+    return {size for flow in trial.flows for size in flow.spec.sizes}
 
 
 def latency_figures(trial: TrialResult, pipeline: Pipeline | None = None) -> list[LatencyFigures]:
@@ -93,10 +94,11 @@ def latency_figures(trial: TrialResult, pipeline: Pipeline | None = None) -> lis
     if pipeline is not None:
         offsets = {}
         for port in sorted({f.rx_port for f in trial.flows}):
-            values = {pipeline(f.tx_port, f.rx_port, f.spec.frame_len) for f in trial.flows if f.rx_port == port}
+            values = {pipeline(f.tx_port, f.rx_port, size) for f in trial.flows if f.rx_port == port
+                      for size in set(f.spec.sizes)}
             if len(values) != 1:
                 offsets = None
-                calibration_note = (f"not calibrated: the flows into port {port} have different pipeline "
+                calibration_note = (f"not calibrated: the frames into port {port} (flows and sizes) have different pipeline "
                                     f"delays ({sorted(values)} ns)")
                 break
             offsets[port] = values.pop()

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import sizes
 from .ethernet import line_rate_fps
 from .results import RunRecord, atomic_write_text, tables_of
 
@@ -135,11 +136,24 @@ def _save(fig, graphs_dir: Path, name: str) -> list[Path]:
     return paths
 
 
+def _plot_points(ax, points, style: str, label: str, color: str | None = None) -> None:
+    """``points``: (size point, y). Fixed sizes as one ``style`` line at their size; each IMIX
+    as a diamond at its mean frame size, labelled with its name."""
+    fixed = [(s, y) for s, y in points if not sizes.is_mix(s)]
+    mixes = [(s, y) for s, y in points if sizes.is_mix(s)]
+    line = ax.plot([s for s, _ in fixed], [y for _, y in fixed], style, label=label, color=color)
+    for i, (mix, y) in enumerate(mixes):
+        x = float(sizes.mean_len(mix))
+        ax.plot([x], [y], "D", color=line[0].get_color() if line else color, markerfacecolor="none",
+                label=f"{label}, IMIX (at mean size)" if i == 0 else None)
+        ax.annotate(mix, (x, y), textcoords="offset points", xytext=(4, 4), fontsize="x-small")
+
+
 def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     results = record.results
     if not results:
         return {}
-    sizes = [r.frame_size for r in results]
+    points = [r.frame_size for r in results]
     out = {}
     for name, label, measured, curve in (
             ("throughput_fps", "frames/s", [r.throughput_fps for r in results],
@@ -148,8 +162,8 @@ def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
              [s * 8 * line_rate_fps(s) / 1e6 for s in SIZES_FOR_CURVE])):
         fig, ax = plt.subplots(figsize=(7, 4.2))
         ax.plot(SIZES_FOR_CURVE, curve, "--", color="0.5", label="theoretical maximum (1 Gb/s line rate)")
-        ax.plot(sizes, measured, "o-", color="C0", label="measured throughput (RFC 2544 26.1)")
-        ax.set_xlabel("frame size (bytes)")
+        _plot_points(ax, list(zip(points, measured)), "o-", "measured throughput (RFC 2544 26.1)", "C0")
+        ax.set_xlabel("frame size (bytes; an IMIX at its mean size)")
         ax.set_ylabel(f"throughput ({label})")
         ax.set_ylim(bottom=0)
         ax.set_xlim(0, 1600)
@@ -170,9 +184,8 @@ def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
         return {}
     fig, axes = plt.subplots(1, len(by_def), figsize=(6.2 * len(by_def), 4.2), squeeze=False)
     for ax, (definition, points) in zip(axes[0], by_def.items()):
-        sizes = [s for s, _ in points]
         for key, style, label in (("max_ns", "v:", "max"), ("avg_ns", "o-", "avg"), ("min_ns", "^:", "min")):
-            ax.plot(sizes, [getattr(lat, key) / 1000 for _, lat in points], style, label=label)
+            _plot_points(ax, [(s, getattr(lat, key) / 1000) for s, lat in points], style, label)
         lat0 = points[0][1]
         ax.set_title(f"{definition.replace('_', ' ')} ({lat0.source}, "
                      f"{'calibrated' if lat0.calibrated else 'raw'})", fontsize="medium")
@@ -222,14 +235,14 @@ def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
             note = f"bins {bin_ns} ns"
             if outside:
                 note += f", {100 * outside / total:.1f} % outside the range"
-            ax.set_title(f"{size} B ({note})", fontsize="small")
+            ax.set_title(f"{sizes.text(size)} ({note})", fontsize="small")
             if len(lefts) < 5:      # a few bins: show them with some room around
                 ax.set_xlim(lefts[0] - 2 * bin_ns / 1000, lefts[-1] + 3 * bin_ns / 1000)
         else:
             names = [k for k, v in data.percentiles_ns.items() if v is not None]
             ax.bar(names, [data.percentiles_ns[k] / 1000 for k in names], color="C1")
             ax.set_ylabel("latency (µs)")
-            ax.set_title(f"{size} B (percentiles; no histogram stored)", fontsize="small")
+            ax.set_title(f"{sizes.text(size)} (percentiles; no histogram stored)", fontsize="small")
         ax.grid(True, alpha=0.3)
         if kind == "histogram":
             ax.set_xlabel("latency (µs)")
@@ -249,7 +262,7 @@ def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for r in curves:
         points = sorted(r.points, key=lambda p: p.offered_pct)
-        ax.plot([p.offered_pct for p in points], [p.loss_pct for p in points], "o-", label=f"{r.frame_size} B")
+        ax.plot([p.offered_pct for p in points], [p.loss_pct for p in points], "o-", label=sizes.text(r.frame_size))
     ax.set_xlabel("offered load (% of line rate)")
     ax.set_ylabel("frame loss (%)")
     ax.set_xlim(0, 105)
@@ -314,7 +327,7 @@ def _rate_over_time(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         what = tag.get("test", "throughput") + "".join(f", {k} {v}" for k, v in tag.items() if k != "test")
-        ax.set_title(f"{what}: {trial.frame_size} B", fontsize="small")
+        ax.set_title(f"{what}: {sizes.text(trial.frame_size)}", fontsize="small")
         ax.legend(fontsize="x-small", loc="lower left")
     axes[-1, 0].set_xlabel("time since the trial started (ms); each step is one counter sample")
     fig.suptitle(_title(record, "Rate over time"), fontsize="medium")

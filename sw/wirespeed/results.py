@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from . import __version__
+from . import __version__, sizes
 from .host.device import PERCENTILES, GatewareId, TrialResult
 from .latency import DEFINITION_NAMES, LatencyFigures
 from .rfc2544.back_to_back import BackToBackConfig, BackToBackResult
@@ -59,9 +59,12 @@ DEFINITIONS = {
     "repeated_latency": "RFC 2544 26.2: latency trials repeated at the throughput rate "
                         "(parameters.latency_trials); the reported value is the mean over the trials of each "
                         "trial's average latency, per definition",
-    "frame_size": "bytes from destination MAC to FCS inclusive",
-    "line_rate": "1 Gb/s; a frame of L bytes occupies L + 20 bytes on the wire (preamble, SFD, gap)",
-    "throughput_Mbps": "L * 8 * frames/s (frame bits only)",
+    "frame_size": "bytes from destination MAC to FCS inclusive; or an IMIX (RFC 6985) named by its label, "
+                  "imix:GENOME or imix:SIZE:WEIGHT,..., whose frames repeat the mix's size sequence "
+                  "(mean_frame_B: its mean size)",
+    "line_rate": "1 Gb/s; a frame of L bytes occupies L + 20 bytes on the wire (preamble, SFD, gap); an IMIX's "
+                 "line rate is 1e9 / 8 / (mean L + 20) frames/s",
+    "throughput_Mbps": "L * 8 * frames/s (frame bits only; L the mean size of an IMIX)",
     "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
     "latency": LATENCY_DEFINITION,
 }
@@ -152,7 +155,7 @@ class RunRecord(RunHeader):
 
 THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
                       "theoretical_max_fps", "frames_sent", "frames_received", "trials", "search",
-                      "loss_tolerance_pct", "confirmed"]
+                      "loss_tolerance_pct", "confirmed", "mean_frame_B"]
 LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
                    "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
                    "source", "calibrated", "pipeline_delay_ns", "repeats", "repeats_mean_ns",
@@ -172,7 +175,8 @@ def _throughput_row(r: ThroughputResult) -> list:
     return [r.frame_size, f"{r.throughput_fps:.2f}", f"{best.measured_rx_fps:.2f}" if best else "",
             f"{r.pct_line_rate:.3f}", f"{r.throughput_mbps:.3f}", f"{r.theoretical_max_fps:.2f}",
             best.tx_frames if best else "", best.rx_frames if best else "", r.trials, r.search,
-            f"{r.loss_tolerance_pct:g}", {True: "yes", False: "no", None: ""}[r.confirmed]]
+            f"{r.loss_tolerance_pct:g}", {True: "yes", False: "no", None: ""}[r.confirmed],
+            f"{float(sizes.mean_len(r.frame_size)):g}"]
 
 
 def throughput_csv(results: list[ThroughputResult]) -> str:

@@ -2,24 +2,27 @@
 
 import math
 
+from wirespeed import sizes
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import Flow, FrameSpec, LatencyHistogram, PortCounters, TrialResult
 
 
-def make_trial(size: int, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
+def make_trial(size: int | str, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
                latency_ns: tuple[int, int, int] = (900, 1000, 1100), lat_def: int = 0) -> TrialResult:
     """A one-flow trial (port 0 -> port 1) that sent ``sent`` and received ``received``
-    frames, half at latency min and half at max (mean given), alternating, binned by 64 ns."""
+    frames, half at latency min and half at max (mean given), alternating, binned by 64 ns.
+    ``size``: bytes or an IMIX label (bytes counted at its mean size)."""
     lat_min, lat_avg, lat_max = latency_ns
+    mean = sizes.mean_len(size)
     half = received // 2
-    rx = PortCounters(rx_frames=received, rx_bytes=received * size, lat_min=lat_min, lat_max=lat_max,
+    rx = PortCounters(rx_frames=received, rx_bytes=round(received * mean), lat_min=lat_min, lat_max=lat_max,
                       lat_sum=lat_avg * received, lat_sq_sum=half * lat_min**2 + (received - half) * lat_max**2,
                       jitter_sum=(received - 1) * (lat_max - lat_min))
     hist = LatencyHistogram(offset_ns=0, bin_ns=64, counts={lat_min // 64: half, lat_max // 64: received - half},
                             underflow=0, overflow=0)
     return TrialResult(frame_size=size, offered_fps=rate_fps, period_q32=0, duration_ns=duration_ns, wait_ns=0,
                        flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))], started_ns=0,
-                       counters={0: PortCounters(tx_frames=sent, tx_bytes=sent * size), 1: rx},
+                       counters={0: PortCounters(tx_frames=sent, tx_bytes=round(sent * mean)), 1: rx},
                        histograms={1: hist} if received else {}, lat_def=lat_def)
 
 
@@ -33,7 +36,7 @@ class FakeTester:
     def run_trial(self, flows, rate_fps, duration_ns, wait_ns, histogram=None, *, lat_def=0):
         self.calls.append((flows, rate_fps, duration_ns, wait_ns))
         self.lat_defs = [*getattr(self, "lat_defs", []), lat_def]
-        size = flows[0].spec.frame_len
+        size = flows[0].spec.point
         sent = math.ceil(rate_fps * duration_ns / 1e9)
         limit = line_rate_fps(size) * self.limit_pct / 100
         received = min(sent, math.floor(limit * duration_ns / 1e9) + self.queue)

@@ -234,7 +234,7 @@ def test_the_loaded_file_is_kept_for_the_results(tmp_path):
     # refused by the option's own parser: the flag's message
     ("run.toml", "resolution = 0\n", "run.toml: resolution: a percentage of line rate in (0, 100], e.g. 0.1; "
                                      "not '0'"),
-    ("run.toml", "sizes = [64, 9000]\n", "run.toml: sizes: comma-separated frame sizes 64..1518 bytes"),
+    ("run.toml", "sizes = [64, 9000]\n", "run.toml: sizes: frame size 9000: the tester sends 64..1518 bytes"),
     ("run.toml", 'tests = ["latency"]\n', "run.toml: tests: one or more of throughput, back-to-back, frame-loss, "
                                           "system-recovery, reset; not 'latency'"),
     ("run.toml", "max-trials = 0\n", "run.toml: max-trials: "),

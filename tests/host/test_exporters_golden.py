@@ -1,5 +1,6 @@
 """Every table of a results folder against golden files: a run of the RFC 2544 throughput
-test with repeated latency trials (26.2) against a fake DUT forwarding 40 % of line rate."""
+test with repeated latency trials (26.2) against a fake DUT forwarding 40 % of line rate, at two
+frame sizes and an RFC 6985 IMIX."""
 
 from pathlib import Path
 
@@ -28,7 +29,7 @@ class Tags(ThroughputObserver):
 
 @pytest.fixture(scope="module")
 def run():
-    config = ThroughputConfig(frame_sizes=[64, 1518], trial_duration_ns=10_000_000, wait_ns=1_000_000,
+    config = ThroughputConfig(frame_sizes=[64, 1518, "imix:aaaaaaag"], trial_duration_ns=10_000_000, wait_ns=1_000_000,
                               latency_trials=2)
     tags = Tags()
     results = run_throughput(FakeTester(limit_pct=40), config, tags, pipeline=lambda tx, rx, size: 200)

@@ -26,6 +26,7 @@ from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_ST
 
 from ..errors import DeviceError, DeviceMismatch
 from ..ethernet import LINK_BPS, MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_fps
+from .. import sizes
 from .transport import Transport
 
 __all__ = [
@@ -45,21 +46,22 @@ RESPONDER_COUNTERS = ("arp_requests", "arp_replies", "ns_received", "na_sent")  
 # Rates and durations --------------------------------------------------------------------------------
 
 
-def _cycles_per_frame_at_line_rate(frame_len: int, clk_hz: int) -> Fraction:
-    return Fraction(clk_hz * 8 * (frame_len + WIRE_OVERHEAD), LINK_BPS)
+def _cycles_per_frame_at_line_rate(frame_len, clk_hz: int) -> Fraction:
+    return Fraction(clk_hz * 8 * (sizes.mean_len(frame_len) + WIRE_OVERHEAD)) / LINK_BPS
 
 
-def rate_to_period(rate_fps: float, frame_len: int, clk_hz: int) -> int:
+def rate_to_period(rate_fps: float, frame_len: "sizes.SizePoint", clk_hz: int) -> int:
     """``pN.gen.period`` (Q32.32 clock cycles between frame starts) for ``rate_fps``.
 
-    100 % of line rate is exactly ``frame_len + 20`` cycles at 125 MHz; the result is never
-    below that. Raises ValueError for a rate that is not positive or above line rate."""
+    100 % of line rate is exactly ``frame_len + 20`` cycles at 125 MHz (a mix: its mean
+    size + 20); the result is never below that. Raises ValueError for a rate that is not
+    positive or above line rate."""
     if not rate_fps > 0:
         raise ValueError(f"rate must be > 0 frames/s, not {rate_fps}")
     minimum = _cycles_per_frame_at_line_rate(frame_len, clk_hz)
     period = Fraction(clk_hz) / Fraction(rate_fps)
     if period < minimum * (1 - Fraction(1, 10**9)):
-        raise ValueError(f"{rate_fps} frames/s is above the line rate of {frame_len}-byte frames "
+        raise ValueError(f"{rate_fps} frames/s is above the line rate of {sizes.text(frame_len)} frames "
                          f"({line_rate_fps(frame_len):.2f} frames/s)")
     return max(round(period * 2**32), -(-minimum.numerator * 2**32 // minimum.denominator))
 
@@ -133,7 +135,10 @@ class FrameSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    frame_len: int = Field(MIN_FRAME, ge=MIN_FRAME, le=MAX_FRAME, description="bytes, FCS included")
+    frame_len: int = Field(MIN_FRAME, ge=MIN_FRAME, le=MAX_FRAME, description="bytes, FCS included (a mix: its "
+                                                                         "first size)")
+    imix: str | None = Field(None, description="a mix of sizes instead of frame_len: its label, imix:GENOME or "
+                                              "imix:SIZE:WEIGHT,... (wirespeed.sizes)")
     src_mac: MacAddress = tester_mac(0)
     dst_mac: MacAddress = tester_mac(1)
     src_ip: IPv4Address = tester_ip(0)
@@ -148,6 +153,12 @@ class FrameSpec(BaseModel):
 
     @model_validator(mode="after")
     def _warn_outside_benchmark_range(self):
+        if self.imix is not None:
+            label = sizes.parse_point(self.imix)
+            if not isinstance(label, str):
+                raise ValueError(f"imix must be a mix (imix:...), not {self.imix!r}")
+            object.__setattr__(self, "imix", label)
+            object.__setattr__(self, "frame_len", sizes.sizes_of(label)[0])
         for ip in (self.src_ip, self.dst_ip):
             if ip not in BENCHMARK_NET:
                 warnings.warn(f"{ip} is outside the benchmarking range {BENCHMARK_NET}: RFC 6815 "
@@ -155,17 +166,33 @@ class FrameSpec(BaseModel):
                               BenchmarkRangeWarning, stacklevel=2)
         return self
 
+    @property
+    def point(self) -> "sizes.SizePoint":
+        """The size point of these frames: ``frame_len``, or the mix's label."""
+        return self.imix if self.imix is not None else self.frame_len
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """The repeating sequence of frame sizes sent."""
+        return sizes.sizes_of(self.point)
+
+    @property
+    def mean_len(self) -> Fraction:
+        return sizes.mean_len(self.point)
+
     @classmethod
-    def for_flow(cls, tx_port: int, rx_port: int, frame_len: int,
+    def for_flow(cls, tx_port: int, rx_port: int, frame_len: "sizes.SizePoint",
                  addresses: Mapping[int, PortAddress] | None = None, *, sources: int = 1,
                  destinations: int = 1) -> "FrameSpec":
         """Frames from tester port ``tx_port`` to tester port ``rx_port`` with the addresses of
         both (``addresses[port]``, else the defaults) and the sending port's number as stream id;
-        ``sources`` x ``destinations`` IPv4 flows counting up from them."""
+        ``sources`` x ``destinations`` IPv4 flows counting up from them. ``frame_len`` is a size
+        point: bytes, or a mix's label (:mod:`wirespeed.sizes`)."""
         addresses = addresses or {}
         src = addresses.get(tx_port) or PortAddress.default(tx_port)
         dst = addresses.get(rx_port) or PortAddress.default(rx_port)
-        return cls(frame_len=frame_len, src_mac=src.mac, dst_mac=dst.mac, src_ip=src.ipv4, dst_ip=dst.ipv4,
+        mix = {"imix": frame_len} if isinstance(frame_len, str) else {"frame_len": frame_len}
+        return cls(**mix, src_mac=src.mac, dst_mac=dst.mac, src_ip=src.ipv4, dst_ip=dst.ipv4,
                    stream_id=tx_port, sources=sources, destinations=destinations)
 
     def to_stream(self):
@@ -182,7 +209,9 @@ class FrameSpec(BaseModel):
             warnings.simplefilter("ignore", BenchmarkRangeWarning)   # warned once, here
             return StreamSpec(stream_id=self.stream_id, dst_mac=self.dst_mac, src_mac=self.src_mac,
                               src_ip=self.src_ip, dst_ip=self.dst_ip, src_port=self.src_port,
-                              dst_port=self.dst_port, ttl=self.ttl, size=SizeSpec.fixed(self.frame_len),
+                              dst_port=self.dst_port, ttl=self.ttl,
+                              size=(SizeSpec.fixed(self.frame_len) if self.imix is None
+                                    else SizeSpec.of_sequence(self.sizes, label=self.imix)),
                               modifiers=tuple(walks))
 
 
@@ -330,7 +359,7 @@ class TrialResult(BaseModel):
     Pass criterion (RFC 2544 26.1, zero loss): frames were sent, every one was received
     (received == sent), and no sequence or FCS errors were counted."""
 
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or a mix's label (wirespeed.sizes)")
     offered_fps: float
     period_q32: int
     duration_ns: int
@@ -704,7 +733,7 @@ class Device:
         if (duration_ns is None) == (count is None):
             raise ValueError("give exactly one of duration_ns or count")
         from ..streams import PortProgram
-        rate_to_period(rate_fps, spec.frame_len, self.clk_hz)          # checks the rate
+        rate_to_period(rate_fps, spec.point, self.clk_hz)          # checks the rate
         program = PortProgram(port=port, streams=(spec.to_stream(),), rate_fps=rate_fps, clk_hz=self.clk_hz)
         compiled = program.compile()
         self.load_program(port, compiled, duration_ns=duration_ns, count=count)
@@ -756,8 +785,8 @@ class Device:
         if lat_def not in (0, 1):
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         histogram = histogram or HistogramConfig()
-        sizes = {flow.spec.frame_len for flow in flows}
-        if len(sizes) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
+        points = {flow.spec.point for flow in flows}
+        if len(points) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
             raise ValueError("a trial needs one frame size and at most one flow per sending port")
         self.stop()
         tx_ports = [flow.tx_port for flow in flows]
@@ -778,7 +807,7 @@ class Device:
         timeline = self._timeline(started, duration_ns, timeline_points, tx_ports, rx_ports, event)
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
         counters, drain = self._settle(wait_ns, rx_ports)
-        return TrialResult(frame_size=sizes.pop(), timeline=timeline, drain_steps=drain, offered_fps=rate_fps,
+        return TrialResult(frame_size=points.pop(), timeline=timeline, drain_steps=drain, offered_fps=rate_fps,
                            period_q32=period,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
                            counters=counters, lat_def=lat_def,
@@ -847,7 +876,7 @@ class Device:
         if not 0 < phase_ns < duration_ns:
             raise ValueError(f"the rate step must fall inside the trial: 0 < {phase_ns} < {duration_ns} ns")
         histogram = histogram or HistogramConfig()
-        size = flow.spec.frame_len
+        size = flow.spec.point
         self._check_port(flow.rx_port)
         self.stop()
         for port in set(range(self.n_ports)) - {flow.tx_port}:
@@ -890,8 +919,8 @@ class Device:
     def run_burst_trial(self, flow: Flow, burst_frames: int, wait_ns: int,
                         histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:
         """One back-to-back trial (RFC 2544 26.4): from idle, ``flow``'s generator sends a burst
-        of ``burst_frames`` frames at 100 % of line rate (minimum inter-frame gap) in count
-        mode; after it stops, wait ``wait_ns`` of tester time for the DUT to drain, then
+        of ``burst_frames`` frames at minimum inter-frame gap (one burst of the generator's burst
+        mode, also for a mix of sizes); after it stops, wait ``wait_ns`` of tester time for the DUT to drain, then
         snapshot every counter and read the receiving port's latency histogram. The result's
         ``duration_ns`` is the burst's time on the wire; its ``offered_fps`` the line rate."""
         if lat_def not in (0, 1):
@@ -899,18 +928,28 @@ class Device:
         if burst_frames < 1:
             raise ValueError(f"a burst needs at least one frame, not {burst_frames}")
         histogram = histogram or HistogramConfig()
-        size = flow.spec.frame_len
+        size = flow.spec.point
         line = line_rate_fps(size)
         self._check_port(flow.rx_port)
         self.stop()
         for port in set(range(self.n_ports)) - {flow.tx_port}:
             self.disable_generator(port)
-        period = self.configure_generator(flow.tx_port, flow.spec, line, count=burst_frames)
+        # burst mode: the frames leave back to back whatever their sizes (a mix's frames would
+        # otherwise keep their due times, a mean frame time apart, and short ones would not be
+        # at minimum gap)
+        from ..streams import PortProgram
+        compiled = PortProgram(port=flow.tx_port, streams=(flow.spec.to_stream(),), rate_fps=line,
+                               clk_hz=self.clk_hz).compile()
+        self.load_program(flow.tx_port, compiled, count=burst_frames, burst_len=min(burst_frames, 2**32 - 1))
+        period = compiled.streams[0].descriptor["period"]
         self.configure_histogram(flow.rx_port, histogram)
         self.write_many({f"p{flow.rx_port}.ana.stream_group": flow.spec.stream_id >> 4,
                          f"p{flow.rx_port}.ana.lat_def": lat_def})
         self.clear()
-        burst_ns = -(-burst_frames * 8 * (size + WIRE_OVERHEAD) * 1_000_000_000 // LINK_BPS)
+        cycle = flow.spec.sizes           # the burst's bytes: whole passes of the size sequence and a part
+        whole, part = divmod(burst_frames, len(cycle))
+        wire_bytes = whole * sum(cycle) + sum(cycle[:part]) + burst_frames * WIRE_OVERHEAD
+        burst_ns = -(-wire_bytes * 8 * 1_000_000_000 // LINK_BPS)
         started = self.start()
         self._wait_generators_done([flow.tx_port], started + burst_ns, burst_ns)
         counters, drain = self._settle(wait_ns, [flow.rx_port])
@@ -961,7 +1000,7 @@ class Device:
         for flow in flows:
             specs.setdefault(flow.tx_port, flow.spec)
         for flow in flows:
-            specs.setdefault(flow.rx_port, FrameSpec.for_flow(flow.rx_port, flow.tx_port, flow.spec.frame_len,
+            specs.setdefault(flow.rx_port, FrameSpec.for_flow(flow.rx_port, flow.tx_port, flow.spec.point,
                                                               addresses))
         self.stop()
         for port in range(self.n_ports):
@@ -971,7 +1010,7 @@ class Device:
         started = self.transact({f"p{p}.arp.cmd": 3 for p in ports}, ["time.ns"])["time.ns"]
         if frames:
             for port, spec in specs.items():
-                self.configure_generator(port, spec, min(rate_fps, line_rate_fps(spec.frame_len)), count=frames)
+                self.configure_generator(port, spec, min(rate_fps, line_rate_fps(spec.point)), count=frames)
             begun = self.start()
             expected = int(frames * 1e9 / rate_fps) + 1
             self._wait_generators_done(sorted(specs), begun + expected, expected)

@@ -33,6 +33,7 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, computed_field
 
+from .. import sizes as size_points
 from ..ethernet import line_rate_fps
 from ..host.device import Flow, LearningResult, TrialResult
 from ..units import format_duration
@@ -76,7 +77,7 @@ class BackToBackConfig(PortPairConfig):
             cap = self.max_burst_frames(short[0])
             burst_ns = round(cap * 1e9 / line_rate_fps(short[0]))
             notes.append(f"back-to-back: bursts capped at {cap:,} frames ({format_duration(burst_ns)} of "
-                         f"{short[0]}-byte frames at line rate), below RFC 2544 26.4's {RFC_BURST_S:g} s trials")
+                         f"{size_points.text(short[0])} frames at line rate), below RFC 2544 26.4's {RFC_BURST_S:g} s trials")
         if self.wait_ns < RFC_WAIT_NS:
             notes.append(f"back-to-back: wait after each burst {format_duration(self.wait_ns)}, scaled down from "
                          f"RFC 2544 section 23 ({format_duration(RFC_WAIT_NS)})")
@@ -188,7 +189,7 @@ class BurstRepetition(BaseModel):
 class BackToBackResult(BaseModel):
     """The back-to-back figure of one frame size."""
 
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
     theoretical_max_fps: float
     max_burst: int = Field(description="longest burst tried, frames")
     repetitions: list[BurstRepetition]
@@ -248,10 +249,10 @@ class BackToBackObserver:
     def learning_done(self, result: LearningResult) -> None:
         pass
 
-    def b2b_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def b2b_size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         pass
 
-    def b2b_trial_started(self, frame_size: int, repetition: int, step: int, burst: int) -> None:
+    def b2b_trial_started(self, frame_size: int | str, repetition: int, step: int, burst: int) -> None:
         pass
 
     def b2b_trial_done(self, repetition: int, step: int, burst: int, result: TrialResult) -> None:

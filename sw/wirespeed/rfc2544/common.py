@@ -8,7 +8,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..ethernet import MAX_FRAME, MIN_FRAME
+from .. import sizes as size_points
 from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
 
 __all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning"]
@@ -31,7 +31,8 @@ class PortPairConfig(BaseModel):
     """Frame sizes, the sending and receiving port, the tester addresses and the learning
     phase: the parameters every RFC 2544 test has."""
 
-    frame_sizes: list[int] = Field(min_length=1, description="bytes, FCS included")
+    frame_sizes: list[int | str] = Field(min_length=1, description="bytes, FCS included, or IMIX mixes "
+                                                                  "(imix:GENOME, wirespeed.sizes)")
     tx_port: int = Field(0, ge=0)
     rx_port: int = Field(1, ge=0)
     addresses: dict[int, PortAddress] = Field(default_factory=dict,
@@ -45,17 +46,13 @@ class PortPairConfig(BaseModel):
 
     @field_validator("frame_sizes")
     @classmethod
-    def _sizes(cls, sizes: list[int]) -> list[int]:
-        bad = [s for s in sizes if not MIN_FRAME <= s <= MAX_FRAME]
-        if bad:
-            raise ValueError(f"frame sizes must be {MIN_FRAME}..{MAX_FRAME} bytes, not {bad[0]}")
-        if len(set(sizes)) != len(sizes):
-            raise ValueError("each frame size at most once")
-        return sizes
+    def _sizes(cls, sizes: list[int | str]) -> list[int | str]:
+        return size_points.parse_list(sizes)
 
-    def flows(self, frame_len: int) -> list[Flow]:
-        """The test's traffic of ``frame_len`` byte frames: tx_port -> rx_port, and rx_port ->
-        tx_port too when bidirectional; each with sources x destinations IPv4 flows."""
+    def flows(self, frame_len: int | str) -> list[Flow]:
+        """The test's traffic of ``frame_len`` byte frames (or of a mix, its label):
+        tx_port -> rx_port, and rx_port -> tx_port too when bidirectional; each with sources x
+        destinations IPv4 flows."""
         pairs = [(self.tx_port, self.rx_port)] + ([(self.rx_port, self.tx_port)] if self.bidirectional else [])
         return [Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_len, self.addresses,
                                                                       sources=self.sources,

@@ -152,7 +152,7 @@ class FrameLossPoint(BaseModel):
 class FrameLossResult(BaseModel):
     """The frame loss rate curve of one frame size."""
 
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
     theoretical_max_fps: float
     settled: bool = Field(description="the stepping ended on two successive loss-free trials")
     points: list[FrameLossPoint]
@@ -164,10 +164,10 @@ class FrameLossObserver:
     def learning_done(self, result: LearningResult) -> None:
         pass
 
-    def loss_size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def loss_size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         pass
 
-    def loss_trial_started(self, frame_size: int, step: int, pct: float, rate_fps: float) -> None:
+    def loss_trial_started(self, frame_size: int | str, step: int, pct: float, rate_fps: float) -> None:
         pass
 
     def loss_trial_done(self, step: int, pct: float, result: TrialResult) -> None:

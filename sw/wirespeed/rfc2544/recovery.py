@@ -34,6 +34,7 @@ from statistics import mean
 from pydantic import BaseModel, Field, computed_field
 
 from ..errors import WirespeedError
+from .. import sizes as size_points
 from ..ethernet import line_rate_fps
 from ..host.device import TrialResult
 from ..units import format_duration
@@ -72,7 +73,7 @@ class RecoveryTrial(BaseModel):
 
 
 class RecoveryResult(BaseModel):
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
     throughput_fps: float
     trials: list[RecoveryTrial]
 
@@ -111,7 +112,7 @@ def recovery_of(trial: TrialResult, phase_ns: int, clk_hz: int = 125_000_000) ->
 
 
 class RecoveryObserver:
-    def recovery_trial_started(self, frame_size: int, repetition: int, overload_fps: float) -> None:
+    def recovery_trial_started(self, frame_size: int | str, repetition: int, overload_fps: float) -> None:
         pass
 
     def recovery_trial_done(self, repetition: int, result: RecoveryTrial) -> None:
@@ -120,7 +121,7 @@ class RecoveryObserver:
     def recovery_size_done(self, result: RecoveryResult) -> None:
         pass
 
-    def reset_trial_started(self, frame_size: int, repetition: int, rate_fps: float) -> None:
+    def reset_trial_started(self, frame_size: int | str, repetition: int, rate_fps: float) -> None:
         pass
 
     def reset_trial_done(self, repetition: int, result: "ResetTrial") -> None:
@@ -187,7 +188,7 @@ class ResetTrial(BaseModel):
 
 
 class ResetResult(BaseModel):
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
     trials: list[ResetTrial]
 
     @computed_field
@@ -237,7 +238,7 @@ def run_reset(device, config: ResetConfig, reset: Callable[[], None], throughput
     observer = observer or RecoveryObserver()
     if config.learning is not None:
         run_learning(device, config)
-    size = min(config.frame_sizes)
+    size = size_points.smallest(config.frame_sizes)
     rate = throughput_fps.get(size) or line_rate_fps(size) * config.rate_pct / 100
     flow = config.flows(size)[0]
     trigger = f"hook: {config.hook}" if config.hook else "simulated DUT control window"

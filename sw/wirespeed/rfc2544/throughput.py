@@ -232,7 +232,7 @@ class RepeatedLatency(BaseModel):
 class ThroughputResult(BaseModel):
     """The throughput of one frame size."""
 
-    frame_size: int
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
     theoretical_max_fps: float
     resolution_fps: float
     throughput_fps: float = Field(description="highest offered rate with zero loss; 0 if none")
@@ -268,7 +268,7 @@ class ThroughputResult(BaseModel):
         return throughput_mbps(self.frame_size, self.throughput_fps)
 
     @classmethod
-    def from_outcome(cls, frame_size: int, outcome: SearchOutcome[TrialResult],
+    def from_outcome(cls, frame_size: int | str, outcome: SearchOutcome[TrialResult],
                      pipeline: Pipeline | None = None, *, trials: int | None = None, **extra) -> "ThroughputResult":
         """``pipeline``: the calibrated tester pipeline delay to subtract from the latency
         (:meth:`wirespeed.calibration.Calibration.pipeline_ns`); None reports raw latency."""
@@ -282,19 +282,19 @@ class ThroughputResult(BaseModel):
 class ThroughputObserver:
     """Told about progress as it happens (override what you need)."""
 
-    def size_started(self, frame_size: int, line_rate_fps: float) -> None:
+    def size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
         pass
 
     def learning_done(self, result: LearningResult) -> None:
         pass
 
-    def trial_started(self, frame_size: int, step: int, rate_fps: float) -> None:
+    def trial_started(self, frame_size: int | str, step: int, rate_fps: float) -> None:
         pass
 
     def trial_done(self, step: int, result: TrialResult) -> None:
         pass
 
-    def latency_trial_started(self, frame_size: int, repeat: int, repeats: int, rate_fps: float) -> None:
+    def latency_trial_started(self, frame_size: int | str, repeat: int, repeats: int, rate_fps: float) -> None:
         pass
 
     def latency_trial_done(self, repeat: int, result: TrialResult) -> None:
@@ -319,7 +319,7 @@ def run_throughput(device: TrialRunner, config: ThroughputConfig,
     return results
 
 
-def _one_size(device: TrialRunner, config: ThroughputConfig, size: int,
+def _one_size(device: TrialRunner, config: ThroughputConfig, size: int | str,
               observer: ThroughputObserver, pipeline: Pipeline | None = None) -> ThroughputResult:
     flows, line = config.flows(size), line_rate_fps(size)
     observer.size_started(size, line)

@@ -1,0 +1,73 @@
+"""Size points of the RFC 2544 tests (wirespeed.sizes): fixed sizes and IMIX labels, their line
+rates, and the --sizes list with mixes that hold commas."""
+
+from fractions import Fraction
+
+import pytest
+
+from wirespeed import sizes
+from wirespeed.ethernet import line_rate_fps, throughput_mbps
+from wirespeed.host.device import FrameSpec, rate_to_period
+
+
+def test_fixed_and_mixed_points():
+    assert sizes.parse_point(64) == 64 and sizes.parse_point(" 1518 ") == 1518
+    assert sizes.parse_point("IMIX:aaaaaaag") == "imix:aaaaaaag"
+    assert sizes.sizes_of("imix:aaaaaaag") == (64,) * 7 + (1518,)
+    assert sizes.mean_len("imix:aaaaaaag") == Fraction(983, 4)
+    assert sizes.sizes_of("imix:aaz,z=1500") == (64, 64, 1500)
+    assert sizes.sizes_of("imix:64:7,576:4,1518:1").count(576) == 4
+
+
+def test_line_rate_of_a_mix_is_that_of_its_mean_size():
+    # RFC 6985: 7 x 64 + 1 x 1518 = 1966 bytes + 8 x 20 of preamble and gap per pass of 8 frames
+    assert sizes.line_rate_fps("imix:aaaaaaag") == pytest.approx(8 * 1e9 / 8 / (1966 + 160))
+    assert line_rate_fps("imix:aaaaaaag") == sizes.line_rate_fps("imix:aaaaaaag")
+    assert line_rate_fps(64) == pytest.approx(1_488_095.238, abs=1e-3)
+    assert throughput_mbps("imix:aaaaaaag", 100_000) == pytest.approx(245.75 * 8 * 0.1)
+    assert throughput_mbps(64, 100_000) == pytest.approx(51.2)
+
+
+def test_list_keeps_commas_inside_a_mix():
+    assert sizes.parse_list("64,imix:aaz,z=1500,128") == [64, "imix:aaz,z=1500", 128]
+    assert sizes.parse_list("imix:64:7,576:4,1518:1,1518") == ["imix:64:7,576:4,1518:1", 1518]
+    assert sizes.parse_list([64, "imix:ag"]) == [64, "imix:ag"]
+    assert sizes.distinct_sizes([64, "imix:aaaaaaag", "imix:aaz,z=1500"]) == [64, 1500, 1518]
+    assert sizes.smallest([1518, "imix:aaaaaaag", 128]) == 128
+    assert sizes.smallest([1518, "imix:aaaaaaag"]) == "imix:aaaaaaag"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("64,64", "frame size 64 is given twice"),
+    ("imix:ag,imix:ag", "frame size 'imix:ag' is given twice"),
+    ("imix:ag,imix:1518:1,64:1", "is given twice (as 'imix:ag')"),
+    ("imix:aq", "'q' at position 1 is not a genome letter"),
+    ("imix:aaz", "'z' is the MTU-sized frame"),
+    ("63", "frame size 63: the tester sends 64..1518 bytes"),
+    ("big", "frame size 'big': give bytes 64..1518 or imix:GENOME"),
+    ("", "frame size '': give bytes"),
+])
+def test_bad_lists_are_one_line_errors(text, message):
+    with pytest.raises(ValueError) as info:
+        sizes.parse_list(text)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_frame_spec_of_a_mix():
+    spec = FrameSpec.for_flow(0, 1, "imix:aaaaaaag")
+    assert spec.point == "imix:aaaaaaag" and spec.frame_len == 64 and spec.sizes[-1] == 1518
+    stream = spec.to_stream()
+    assert stream.size.mode == "sequence" and stream.size.sequence == spec.sizes
+    again = FrameSpec.model_validate_json(spec.model_dump_json())
+    assert again == spec and again.point == spec.point
+    assert FrameSpec.for_flow(0, 1, 128).point == 128 and FrameSpec.for_flow(0, 1, 128).imix is None
+    with pytest.raises(ValueError):
+        FrameSpec(imix="64")
+
+
+def test_period_at_the_line_rate_of_a_mix():
+    # 100 % of a mix's line rate: one frame every mean(L) + 20 = 265.75 cycles at 125 MHz
+    period = rate_to_period(sizes.line_rate_fps("imix:aaaaaaag"), "imix:aaaaaaag", 125_000_000)
+    assert period == 265.75 * 2**32
+    with pytest.raises(ValueError, match="above the line rate of imix:aaaaaaag frames"):
+        rate_to_period(sizes.line_rate_fps("imix:aaaaaaag") * 1.01, "imix:aaaaaaag", 125_000_000)
