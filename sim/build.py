@@ -113,8 +113,12 @@ def _log_tail(log: Path) -> str:
     return "\n".join(lines[-_LOG_TAIL_LINES:])
 
 
-def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True) -> Path:
+def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
+                  top: str = TOP_MODULE, cpp: Sequence[Path] | None = None) -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
+
+    ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness) build another top with its
+    own C++ driver (e.g. the UART management bridge test, tests/sim/).
 
     Returns the path of the executable (``out_dir/wirespeed-sim``); leaves the object files
     in ``out_dir/obj_dir`` and the compiler output in ``out_dir/build.log``. Raises
@@ -125,11 +129,13 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True) ->
     obj_dir = out_dir / "obj_dir"
     log = out_dir / LOG_NAME
     env = verilator_env()
-    cpp = [str(p) for p in harness_sources() if p.suffix == ".cpp"]
+    if cpp is None:
+        cpp = [p for p in harness_sources() if p.suffix == ".cpp"]
+    cpp = [str(Path(p).resolve()) for p in cpp]
     cmd = [
         str(verilator_bin_dir() / "verilator"),
         *VERILATOR_FLAGS,
-        "--top-module", TOP_MODULE,
+        "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
         "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS}",
@@ -167,11 +173,15 @@ def ensure_binary(
     write_sources: Callable[[Path], Sequence[Path]],
     rebuild: bool = False,
     quiet: bool = True,
+    *,
+    top: str = TOP_MODULE,
+    cpp: Sequence[Path] | None = None,
 ) -> Path:
     """Return the cached binary for ``key``, building it if needed.
 
     ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths;
-    it is only called when a build is needed.
+    it is only called when a build is needed. ``top`` and ``cpp``: see :func:`build_harness`
+    (the key must cover them).
     """
     root = cache_root()
     final = root / key
@@ -189,7 +199,7 @@ def ensure_binary(
             sources = [Path(p) for p in write_sources(tmp / "verilog")]
             if not sources:
                 raise RuntimeError("no Verilog sources were written")
-            build_harness(sources, tmp, quiet=quiet)
+            build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp)
             shutil.rmtree(tmp / "obj_dir", ignore_errors=True)
             tmp.chmod(0o755)  # mkdtemp made it private
             if final.exists():

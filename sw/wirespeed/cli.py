@@ -204,11 +204,17 @@ def _parse_address(text: str) -> tuple[int, PortAddress]:
 
 
 def _parse_target(text: str) -> str:
-    if text != "sim":
-        try:
+    if text == "sim":
+        return text
+    try:
+        if text.startswith(("serial://", "socket://")):
+            from .host.serial_transport import parse_serial_url
+            parse_serial_url(text)
+        else:
             parse_udp_url(text)
-        except ValueError as exc:
-            raise typer.BadParameter(f"sim or {exc}") from None
+    except ValueError as exc:
+        raise typer.BadParameter(f"sim, udp://HOST[:PORT], serial://DEVICE[?baud=N] or socket://HOST:PORT; "
+                                 f"{exc}") from None
     return text
 
 
@@ -573,8 +579,9 @@ def rfc2544(
                                        help="Frame sizes in bytes (FCS included) and IMIX mixes (RFC 6985), "
                                             "e.g. 64,1518,imix:aaaaaaag or imix:64:7,576:4,1518:1.")
                      ] = "64,128,256,512,1024,1280,1518",
-    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
-                                        help="The Verilator simulation, or a board over Etherbone.")] = "sim",
+    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]|serial://DEV",
+                                        help="The Verilator simulation, or a board: Etherbone over UDP or over a "
+                                             "serial line (docs/management.md).")] = "sim",
     dut: Annotated[str | None, typer.Option(help=f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), "
                                                  "or a description of a real one.")] = None,
     out: Annotated[Path, typer.Option(help="Output directory.")] = Path("results"),
@@ -947,8 +954,9 @@ def _calibrate(device: Device, ident, session: Session, sizes, duration_ns: int,
 @app.command()
 def calibrate(
     config_file: Annotated[Path | None, _config_option()] = None,
-    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
-                                        help="The Verilator simulation, or a board over Etherbone.")] = "sim",
+    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]|serial://DEV",
+                                        help="The Verilator simulation, or a board: Etherbone over UDP or over a "
+                                             "serial line (docs/management.md).")] = "sim",
     dut: Annotated[str | None, typer.Option(help="sim: the cable, a loopback DUT (default "
                                                  f"'{CAL_SIM_DUT}'); board: a description of the cable.")] = None,
     sizes: Annotated[Any, typer.Option(parser=_parse_sizes, metavar="LIST",
@@ -1178,8 +1186,9 @@ def _parse_trigger(text: str) -> str:
 def capture(
     out: Annotated[Path, typer.Option(help="The pcap file to write (nanosecond timestamps).")],
     config_file: Annotated[Path | None, _config_option()] = None,
-    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]",
-                                        help="The Verilator simulation, or a board over Etherbone.")] = "sim",
+    target: Annotated[str, typer.Option(parser=_parse_target, metavar="sim|udp://HOST[:PORT]|serial://DEV",
+                                        help="The Verilator simulation, or a board: Etherbone over UDP or over a "
+                                             "serial line (docs/management.md).")] = "sim",
     dut: Annotated[str | None, typer.Option(help=f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), "
                                                  "or a description of a real one.")] = None,
     port: Annotated[int, typer.Option(min=0, help="The receiving (capturing) port; the other port sends.")] = 1,

@@ -41,6 +41,11 @@ def assert_one_line_error(err, field):
     (["rfc2544", "--max-trials", "0"], "--max-trials"),
     (["rfc2544", "--target", "tcp://10.0.0.1"], "--target"),
     (["rfc2544", "--target", "udp://host:99999"], "--target"),
+    (["rfc2544", "--target", "serial://"], "--target"),
+    (["rfc2544", "--target", "serial:///dev/ttyUSB0?baud=fast"], "--target"),
+    (["rfc2544", "--target", "socket://127.0.0.1"], "--target"),
+    (["rfc2544", "--sizes", "64,imix:aq"], "--sizes"),
+    (["rfc2544", "--sizes", "imix:ag,imix:ga"], "--sizes"),
     (["rfc2544", "--target", "sim"], "--dut"),
     (["rfc2544", "--target", "sim", "--dut", "toaster"], "--dut"),
     (["rfc2544", "--target", "sim", "--dut", "router:rate=fast"], "--dut"),
@@ -90,6 +95,17 @@ def test_unreachable_target(capsys):
     assert code == 2
     assert_one_line_error(err, "--target")
     assert err.strip().endswith(f"no answer from {server.url} after 3 tries")
+
+
+def test_unreachable_serial_target(capsys, tmp_path):
+    import socket
+    with socket.socket() as probe:          # a local port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code, out, err = run(capsys, "rfc2544", "--target", f"socket://127.0.0.1:{port}", "--out", str(tmp_path / "r"))
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "--target")
+    assert "cannot open socket://127.0.0.1" in err and not (tmp_path / "r").exists()
 
 
 def test_mismatched_gateware(capsys, regmap, tmp_path):

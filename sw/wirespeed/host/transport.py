@@ -47,7 +47,7 @@ from ..errors import TransportError
 
 __all__ = [
     "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
-    "MAX_BURST", "Record", "plan_records", "encode_request", "decode_answer",
+    "MAX_BURST", "Record", "plan_records", "encode_request", "decode_answer", "initial_tag", "next_tag",
 ]
 
 DEFAULT_PORT = 1234
@@ -134,6 +134,16 @@ def encode_request(record: Record, tag: int) -> bytes:
     return bytes(packet.bytes)
 
 
+def initial_tag() -> int:
+    """A random first tag for a new transport (word aligned, well below 2^32)."""
+    return random.getrandbits(28) << 2
+
+
+def next_tag(tag: int) -> int:
+    """The tag of the next record (+4, modulo 2^32)."""
+    return (tag + 4) & _WORD
+
+
 def decode_answer(datagram: bytes) -> tuple[int, list[int]] | None:
     """``(tag, words)`` of an Etherbone answer, or None for anything else."""
     try:
@@ -168,7 +178,7 @@ class EtherboneTransport(Transport):
         if local_port is None:
             local_port = 0 if ipaddress.ip_address(self._remote[0]).is_loopback else port
         self._sock = _bind_udp(local_port, self.url)
-        self._tag = random.getrandbits(28) << 2
+        self._tag = initial_tag()
 
     def close(self) -> None:
         self._sock.close()
@@ -182,7 +192,7 @@ class EtherboneTransport(Transport):
         return words
 
     def _exchange(self, record: Record) -> list[int]:
-        self._tag = (self._tag + 4) & _WORD
+        self._tag = next_tag(self._tag)
         request = encode_request(record, self._tag)
         for _ in range(self.retries):
             self._send(request)
@@ -247,8 +257,14 @@ def parse_udp_url(url: str) -> tuple[str, int]:
     return parts.hostname, port
 
 
-def open_target(url: str, timeout: float = 1.0, retries: int = 3) -> EtherboneTransport:
-    """The transport for ``udp://HOST[:PORT]``: a board, or any Etherbone server."""
+def open_target(url: str, timeout: float = 1.0, retries: int = 3) -> Transport:
+    """The transport for ``udp://HOST[:PORT]`` (a board's or the simulation's Etherbone
+    server), or for ``serial://DEVICE?baud=N`` / ``socket://HOST:PORT`` (Etherbone over a
+    UART, :mod:`wirespeed.host.serial_transport`; at least 5 tries there)."""
+    if url.startswith(("serial://", "socket://")):
+        from .serial_transport import SerialTransport
+
+        return SerialTransport(url, timeout=timeout, retries=max(retries, 5))
     host, port = parse_udp_url(url)
     return EtherboneTransport(host, port, timeout=timeout, retries=retries)
 
