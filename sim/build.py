@@ -35,6 +35,11 @@ __all__ = [
     "harness_key",
     "harness_sources",
     "verilator_env",
+    "UART_HARNESS_DIR",
+    "UART_TOP_MODULE",
+    "ensure_uart_harness",
+    "uart_harness_cpp",
+    "uart_harness_key",
 ]
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
@@ -224,3 +229,49 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True) -> Path:
         return list(write_sim_sources(outdir))
 
     return ensure_binary(harness_key(), write_sources, rebuild=rebuild, quiet=quiet)
+
+
+# The UART management flavour ---------------------------------------------------------------
+# The tester behind the gateware UartBridge (gateware/uart_sim_top.py), its UART served over
+# TCP (sim/harness/uart/uart_sim_main.cpp). Its driver lives in a subfolder so that the
+# default build (every *.cpp of sim/harness) neither compiles nor hashes it.
+
+UART_HARNESS_DIR = HARNESS_DIR / "uart"
+UART_TOP_MODULE = "wirespeed_uart_sim_top"
+
+
+def uart_harness_cpp() -> list[Path]:
+    """The UART flavour's C++: its driver and every ``sim/harness/*.cpp`` but ``main.cpp``
+    (the DUT models, Etherbone, UDP and the UART link)."""
+    driver = UART_HARNESS_DIR / "uart_sim_main.cpp"
+    if not driver.is_file():
+        raise RuntimeError(f"harness sources missing: no {driver.name} in {UART_HARNESS_DIR}")
+    return [driver, *(p for p in harness_sources() if p.suffix == ".cpp" and p.name != "main.cpp")]
+
+
+def uart_harness_key() -> str:
+    """Cache key of the UART flavour's binary (``uart-`` + 27 hex digits)."""
+    h = hashlib.sha256(b"wirespeed-sim-uart\0")
+    _hash_common(h)
+    h.update(f"top\0{UART_TOP_MODULE}\0".encode())
+    _hash_files(h, UART_HARNESS_DIR,
+                sorted(UART_HARNESS_DIR.glob("*.cpp")) + sorted(UART_HARNESS_DIR.glob("*.h")))
+    gw = _gateware_dir()
+    files = sorted(p for p in gw.rglob("*.py") if "__pycache__" not in p.parts)
+    if not files:
+        raise RuntimeError(f"no Python files in the gateware package at {gw}")
+    _hash_files(h, gw, files)
+    return "uart-" + h.hexdigest()[:27]
+
+
+def ensure_uart_harness(rebuild: bool = False, quiet: bool = True) -> Path:
+    """Path of the UART flavour's executable, built only when the cache has no match (the
+    first build Verilates the whole tester: a few minutes)."""
+
+    def write_sources(outdir: Path) -> list[Path]:
+        from wirespeed.gateware.uart_sim_top import write_uart_sim_sources
+
+        return list(write_uart_sim_sources(outdir, name=UART_TOP_MODULE))
+
+    return ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
+                         top=UART_TOP_MODULE, cpp=uart_harness_cpp())

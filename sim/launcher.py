@@ -7,6 +7,15 @@
 
 The harness dies with the process that started it (PR_SET_PDEATHSIG; note that Linux ties
 this to the starting *thread*).
+
+``management="uart"`` starts the UART flavour instead (:func:`~.build.ensure_uart_harness`):
+the same tester and DUT models, but the registers are reached only through the gateware
+``UartBridge`` (docs/management.md), its UART served over TCP with optional per-frame faults:
+
+    with SimProcess(parse_dut("router:rate=400k"), management="uart",
+                    faults=UartFaults.both("drop=20000,dup=20000")) as sim:
+        transport = SerialTransport(sim.url)             # socket://127.0.0.1:PORT
+        control = DutControl(EtherboneTransport(sim.host, sim.control_port))
 """
 
 from __future__ import annotations
@@ -16,15 +25,70 @@ import signal
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from .build import ensure_harness
 from .dut import DutSpec
 
-__all__ = ["SimProcess", "parse_exit_stats"]
+__all__ = ["SimProcess", "UartFaults", "parse_exit_stats"]
 
 READY_RE = re.compile(r"^WIRESPEED-SIM READY udp=(\d+)$", re.M)
+READY_UART_RE = re.compile(r"^WIRESPEED-SIM READY uart=(\d+) control_udp=(\d+)$", re.M)
+MANAGEMENT = ("udp", "uart")
+_FAULT_KINDS = ("drop", "dup", "late", "corrupt")
+
+
+def _check_rates(text: str) -> str:
+    """``text`` if it is ``KIND=PPM,...`` (sim/harness/uart_link.h), else ValueError (one line)."""
+    total = 0
+    for item in filter(None, text.split(",")):
+        kind, eq, value = item.partition("=")
+        if not eq or kind not in _FAULT_KINDS or not value.isdigit() or int(value) > 1_000_000:
+            raise ValueError(f"UART faults are KIND=PPM,... with KIND one of {', '.join(_FAULT_KINDS)} and "
+                             f"PPM 0..1000000, got {item!r}")
+        total += int(value)
+    if total > 1_000_000:
+        raise ValueError(f"UART fault rates add up to more than 1000000 ppm: {text!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class UartFaults:
+    """Per-frame faults on the simulated UART of the ``uart`` flavour (sim/harness/uart_link.h):
+    each SLIP frame of a direction is dropped, duplicated, delivered ``late_ms`` later (wall
+    clock) or has one bit flipped, at the given rates in parts per million of frames, e.g.
+    ``"drop=20000,dup=20000,late=20000,corrupt=20000"`` (2 % each). ``seed`` seeds the draws."""
+
+    to_design: str = ""
+    to_host: str = ""
+    seed: int = 1
+    late_ms: int = 300
+    skew_ppm: int = 0
+
+    def __post_init__(self):
+        _check_rates(self.to_design)
+        _check_rates(self.to_host)
+        if not 0 <= self.seed <= 0xFFFF_FFFF:
+            raise ValueError(f"seed must be 0..4294967295, got {self.seed}")
+        if not 0 <= self.late_ms <= 600_000:
+            raise ValueError(f"late_ms must be 0..600000, got {self.late_ms}")
+        if not -50_000 <= self.skew_ppm <= 50_000:
+            raise ValueError(f"skew_ppm must be -50000..50000, got {self.skew_ppm}")
+
+    @classmethod
+    def both(cls, rates: str, **kwargs) -> UartFaults:
+        """The same ``rates`` in both directions."""
+        return cls(to_design=rates, to_host=rates, **kwargs)
+
+    def harness_args(self) -> list[str]:
+        args = ["--seed", str(self.seed), "--late-ms", str(self.late_ms), "--skew-ppm", str(self.skew_ppm)]
+        if self.to_design:
+            args += ["--to-design", self.to_design]
+        if self.to_host:
+            args += ["--to-host", self.to_host]
+        return args
 _KV_RE = re.compile(r"(\w+)=(\S+)")
 _TAIL_LINES = 30
 
@@ -43,7 +107,9 @@ def parse_exit_stats(stderr: str) -> dict[str, Any]:
     """Parse the harness's ``WIRESPEED-SIM`` statistics lines.
 
     Returns ``{"reason", "cycles", "wall_s", "cycles_per_s", "dut_a": {...}, "dut_b": {...},
-    "etherbone": {...}}``; keys are missing for lines that were not printed.
+    "etherbone": {...}}``; keys are missing for lines that were not printed. The UART flavour
+    adds ``"faults_to_design"``, ``"faults_to_host"``, ``"link"``, ``"mgmt"`` (the gateware
+    bridge's counters) and ``"control"`` (the DUT control port's Etherbone counters).
     """
     stats: dict[str, Any] = {}
     for line in stderr.splitlines():
@@ -59,6 +125,10 @@ def parse_exit_stats(stderr: str) -> dict[str, Any]:
         elif kind == "DUT" and len(words) > 3:
             values["model"] = words[3]
             stats[f"dut_{words[2]}"] = values
+        elif kind == "FAULTS" and len(words) > 2:
+            stats[f"faults_{words[2]}"] = values
+        elif kind in ("LINK", "MGMT", "CONTROL"):
+            stats[kind.lower()] = values
     return stats
 
 
@@ -67,6 +137,16 @@ class SimProcess:
 
     ``binary`` overrides the executable (default: :func:`ensure_harness`); ``extra_args``
     are appended to the harness command line (e.g. ``["--max-cycles", "1000000"]``).
+
+    ``management="uart"``: the UART flavour (:func:`~.build.ensure_uart_harness`). The tester's
+    registers are then reached only through the gateware ``UartBridge`` on ``url``
+    (``socket://127.0.0.1:PORT``, for :class:`~wirespeed.host.serial_transport.SerialTransport`;
+    ``port`` is that TCP port, ``tcp_port`` chooses it, 0: any); ``faults``
+    (:class:`UartFaults`, or a rates string for both directions) impairs that line. The DUT
+    control window (:mod:`.control`) is not behind the bridge (its 256 KiB CSR space ends
+    below it): it is served on its own Etherbone/UDP port ``control_port`` (``udp_port``
+    chooses it), which answers nothing else. RTL DUTs (``--dut-rtl``) need the default
+    flavour.
     """
 
     host = "127.0.0.1"
@@ -79,9 +159,27 @@ class SimProcess:
         binary: Path | str | None = None,
         extra_args: list[str] | None = None,
         ready_timeout: float = 30.0,
+        management: str = "udp",
+        faults: UartFaults | str | None = None,
+        tcp_port: int = 0,
     ):
         if not 0 <= int(udp_port) <= 65535:
             raise ValueError(f"udp_port must be 0..65535, got {udp_port}")
+        if management not in MANAGEMENT:
+            raise ValueError(f"management must be one of {', '.join(MANAGEMENT)}, got {management!r}")
+        if management == "uart":
+            if not 0 <= int(tcp_port) <= 65535:
+                raise ValueError(f"tcp_port must be 0..65535, got {tcp_port}")
+            if hasattr(dut, "binary"):
+                raise ValueError("an RTL DUT (--dut-rtl) needs the default management (udp), not uart")
+            if isinstance(faults, str):
+                faults = UartFaults.both(faults)
+        elif faults is not None or tcp_port:
+            raise ValueError("faults and tcp_port need management='uart'")
+        self.management = management
+        self.faults = faults
+        self.tcp_port = int(tcp_port)
+        self.control_port: int | None = None
         self.dut = dut
         self.udp_port = int(udp_port)
         self.binary = Path(binary) if binary is not None else None
@@ -100,7 +198,18 @@ class SimProcess:
         return self._proc.pid if self._proc else None
 
     @property
+    def url(self) -> str | None:
+        """Where the host reaches the tester's registers once started: ``udp://127.0.0.1:PORT``
+        (Etherbone, default flavour) or ``socket://127.0.0.1:PORT`` (the UART flavour); for
+        :func:`wirespeed.host.transport.open_target`."""
+        if self.port is None:
+            return None
+        return f"{'socket' if self.management == 'uart' else 'udp'}://{self.host}:{self.port}"
+
+    @property
     def command(self) -> list[str]:
+        if self.management == "uart":
+            return self._uart_command()
         if self.binary is not None:
             binary = self.binary
         elif hasattr(self.dut, "binary"):          # a DUT built into the simulation (--dut-rtl)
@@ -109,6 +218,19 @@ class SimProcess:
             binary = ensure_harness()
         return [str(binary), "--udp-port", str(self.udp_port), *self.dut.harness_args(),
                 *self.extra_args]
+
+    def _uart_command(self) -> list[str]:
+        if self.binary is not None:
+            binary = self.binary
+        else:
+            from .build import ensure_uart_harness
+
+            binary = ensure_uart_harness()
+        from wirespeed.gateware.uart_sim_top import UART_SIM_DIVISOR
+
+        faults = self.faults.harness_args() if self.faults is not None else []
+        return [str(binary), "--tcp-port", str(self.tcp_port), "--control-udp-port", str(self.udp_port),
+                "--divisor", str(UART_SIM_DIVISOR), *self.dut.harness_args(), *faults, *self.extra_args]
 
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -156,7 +278,14 @@ class SimProcess:
         assert self._proc is not None
         deadline = time.monotonic() + self.ready_timeout
         while True:
-            m = READY_RE.search(self._read(self._out))
+            if self.management == "uart":
+                m = READY_UART_RE.search(self._read(self._out))
+                if m:
+                    self.control_port = int(m.group(2))
+            else:
+                m = READY_RE.search(self._read(self._out))
+                if m:
+                    self.control_port = int(m.group(1))
             if m:
                 return int(m.group(1))
             if self._proc.poll() is not None:

@@ -162,6 +162,12 @@ def _parse_search(text: str) -> str:
     return text
 
 
+def _parse_management(text: str) -> str:
+    if text not in ("etherbone", "uart"):
+        raise typer.BadParameter(f"etherbone or uart; not {text!r}")
+    return text
+
+
 def _parse_loss_tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -226,34 +232,67 @@ class Session:
     transport: Transport
     target: str
     dut: dict[str, Any]
+    #: the simulated DUT's control window, when the tester's transport does not reach it
+    control: Transport | None = None
+
+
+#: how the host reaches the simulated tester (``--management``)
+MANAGEMENT = {
+    "etherbone": "the simulation harness's Etherbone server on the tester's register bus (fast)",
+    "uart": "the boards' management path: Etherbone records over the gateware UART bridge "
+            "(docs/management.md), through a simulated serial line",
+}
 
 
 @contextlib.contextmanager
-def open_session(target: str, dut: str | None) -> Iterator[Session]:
-    """The transport to ``target`` (starting the simulation for ``sim``) and the DUT
-    description for the results. Failures to reach the target raise :class:`InputError`."""
+def open_session(target: str, dut: str | None, management: str = "etherbone",
+                 uart_faults: str | None = None) -> Iterator[Session]:
+    """The transport to ``target`` (starting the simulation for ``sim``, reached as
+    ``management`` says) and the DUT description for the results. Failures to reach the target
+    raise :class:`InputError`."""
     with contextlib.ExitStack() as stack:
+        control = None
         try:
             if target == "sim":
-                transport, description = _start_simulation(stack, dut)
+                transport, description, control = _start_simulation(stack, dut, management, uart_faults)
             else:
                 transport = stack.enter_context(open_target(target))
                 description = {"description": dut} if dut else {}
         except WirespeedError as exc:
             raise InputError("--target", str(exc)) from None
-        yield Session(transport, target, description)
+        yield Session(transport, target, description, control)
 
 
-def _start_simulation(stack: contextlib.ExitStack, dut: str | None) -> tuple[Transport, dict[str, Any]]:
+def _start_simulation(stack: contextlib.ExitStack, dut: str | None, management: str = "etherbone",
+                      uart_faults: str | None = None) -> tuple[Transport, dict[str, Any], Transport | None]:
     try:
-        from wirespeed.sim.launcher import SimProcess
+        from wirespeed.sim.launcher import SimProcess, UartFaults
     except ImportError as exc:
         raise InputError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
     spec = _sim_dut_spec(dut)
-    with err_console.status("starting the simulation (its first start builds it with Verilator)"):
-        sim = stack.enter_context(_Simulation(SimProcess(spec)))
     from wirespeed.sim.dut import profile_description
-    return stack.enter_context(EtherboneTransport(sim.host, sim.port)), spec.describe() | profile_description(dut)
+    description = spec.describe() | profile_description(dut)
+    if management == "etherbone":
+        with err_console.status("starting the simulation (its first start builds it with Verilator)"):
+            sim = stack.enter_context(_Simulation(SimProcess(spec)))
+        return stack.enter_context(EtherboneTransport(sim.host, sim.port)), description, None
+    try:
+        faults = UartFaults.both(uart_faults) if uart_faults else None
+    except ValueError as exc:
+        raise InputError("--uart-faults", str(exc)) from None
+    try:
+        process = SimProcess(spec, management="uart", faults=faults)
+    except ValueError as exc:
+        raise InputError("--management", str(exc)) from None
+    with err_console.status("starting the simulation reached over its UART (its first start builds it)"):
+        sim = stack.enter_context(_Simulation(process))
+    from .host.serial_transport import SerialTransport
+    # a 255-word burst takes about 0.9 s through the simulated line: a longer timeout than a board's
+    transport = stack.enter_context(SerialTransport(sim.url, timeout=3.0, retries=8))
+    control = stack.enter_context(EtherboneTransport(sim.host, sim.control_port))
+    description |= {"tester_management": f"uart: {MANAGEMENT['uart']}"
+                                          + (f"; faults on the line both ways: {uart_faults}" if uart_faults else "")}
+    return transport, description, control
 
 
 def _sim_dut_spec(dut: str | None):
@@ -672,6 +711,15 @@ def rfc2544(
                              "docs/dut-rtl.md); instead of --dut.")] = None,
     dut_rtl_top: Annotated[str | None, typer.Option(
         metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
+    management: Annotated[Any, typer.Option(
+        parser=_parse_management, metavar="etherbone|uart",
+        help="sim only: how the host reaches the simulated tester: etherbone, the harness's server on its "
+             "register bus (fast); uart, the boards' management path (Etherbone over the gateware UART "
+             "bridge, docs/management.md).")] = "etherbone",
+    uart_faults: Annotated[str | None, typer.Option(
+        metavar="RATES", help="with --management uart: faults on the simulated serial line, per frame in both "
+                              "directions, parts per million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")
+                           ] = None,
     resume: Annotated[Path | None, typer.Option(
         metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
                             "parameters (only --json, and --target for a board at a new address, may be given): "
@@ -682,6 +730,10 @@ def rfc2544(
     if resume is not None:
         return _resume_run(ctx, resume, target, json_out)
     dut = _rtl_dut(dut, dut_rtl, dut_rtl_top, target)
+    if management != "etherbone" and target != "sim":
+        raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
+    if uart_faults is not None and management != "uart":
+        raise InputError("--uart-faults", "needs --management uart")
     defaults = SIM_DEFAULTS if target == "sim" else BOARD_DEFAULTS
     if search_duration is not None and search_duration > (trial_duration or defaults["trial"]):
         raise InputError("--search-duration", f"at most the trial duration "
@@ -756,7 +808,7 @@ def rfc2544(
             cal_info = {"source": f"automatic: calibration run on a '{CAL_SIM_DUT}' simulation before the test"}
         elif cal_file is not None:
             cal_info = {"source": f"file {calibration}"}
-        with open_session(target, dut) as session:
+        with open_session(target, dut, management, uart_faults) as session:
             device = Device(session.transport, _register_map())
             try:
                 ident = device.connect()
@@ -1062,7 +1114,7 @@ def report(
 def _sim_reset(session: Session):
     """The reset action on the simulation: the DUT control window."""
     from .sim.control import DutControl
-    control = DutControl(session.transport)
+    control = DutControl(session.control or session.transport)
 
     def reset() -> None:
         if not control.reset():
