@@ -1,5 +1,6 @@
-"""Traffic generator of one port: up to 16 streams, each with its own header template,
-frame size mode and rate, a pool of field modifiers, and the signature (stream id,
+"""Traffic generator of one port: up to 16 streams (``n_streams``, a power of two), each with
+its own header template, frame size mode and rate, a pool of ``n_modifiers`` field
+modifiers (at most 8), and the signature (stream id,
 sequence, transmit timestamp, check) in the last 16 bytes of every frame. The frame format
 and every rule are in :mod:`wirespeed.gateware.streamdesc`.
 
@@ -79,11 +80,15 @@ class TrafficGenerator(wiring.Component):
 
     def __init__(self, bank, prefix, *, n_streams=SD.N_STREAMS, n_modifiers=SD.N_MODIFIERS):
         super().__init__()
-        if n_streams != 16:
-            raise ValueError(f"TrafficGenerator: n_streams must be 16 (4-bit modifier stream field), got {n_streams}")
+        if n_streams not in (2, 4, 8, 16):
+            raise ValueError(f"TrafficGenerator: n_streams must be 2, 4, 8 or 16 (4-bit modifier stream field), "
+                             f"got {n_streams}")
+        if not 0 <= n_modifiers <= SD.N_MODIFIERS:
+            raise ValueError(f"TrafficGenerator: n_modifiers must be 0 to {SD.N_MODIFIERS}, got {n_modifiers}")
         self.n_streams, self.n_modifiers = n_streams, n_modifiers
         p = f"{prefix}.gen"
-        self._cfg = {name: bank.add(f"{p}.{name}", bits, "rw", reset=reset, doc=doc)
+        self._cfg = {name: bank.add(f"{p}.{name}", n_streams if name == "phase2" else bits, "rw", reset=reset,
+                                    doc=doc)
                      for name, bits, reset, doc in _CONFIG}
         self._running = bank.add(f"{p}.running", 1, "r",
                                  doc="1 from START (including a START waiting for the histogram clear) until the last frame has left (live)")
@@ -158,7 +163,8 @@ class TrafficGenerator(wiring.Component):
             ]
             mods.append(unit)
         m.submodules.size_rng = size_rng = RandomRange()
-        m.d.comb += [size_rng.seed.eq(_seed_for(cfg["seed"], self.n_modifiers)), size_rng.load.eq(self.clear)]
+        # the size generator is unit N_MODIFIERS whatever the number built (streamdesc, host model)
+        m.d.comb += [size_rng.seed.eq(_seed_for(cfg["seed"], SD.N_MODIFIERS)), size_rng.load.eq(self.clear)]
 
         # --- prepare ----------------------------------------------------------------------
         desc_rd = desc.read_port()
@@ -195,7 +201,8 @@ class TrafficGenerator(wiring.Component):
             m.d.comb += next_walk.eq(Mux(walk + 1 >= _field(d, "size_table_len"), 0, walk + 1))
 
         mods_busy = Signal()
-        m.d.comb += mods_busy.eq(Cat(u.busy for u in mods).any())
+        if mods:
+            m.d.comb += mods_busy.eq(Cat(u.busy for u in mods).any())
         len1 = Signal(16)
         len2 = Signal(16)
         m.d.comb += [len1.eq(frame_len - _field(d, "len1_adj")), len2.eq(frame_len - _field(d, "len2_adj"))]

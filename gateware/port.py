@@ -2,6 +2,8 @@
 their registers (``pN.gen.*``, ``pN.modJ.*``, ``pN.ana.*``) declared in the tester's
 register bank."""
 
+import dataclasses
+
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -9,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 from . import frame as F
 from .analyzer import Analyzer
 from .capture import Capture
+from .config import GROUP_STREAMS, SIM
 from .gaps import GAP_FIELDS, GapTracker
 from .generator import TrafficGenerator
 from .histogram import Histogram
@@ -19,11 +22,11 @@ from .stream_stats import StreamStats
 __all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS", "GROUP_STREAMS"]
 
 HIST_BINS = 1024
-#: streams of a port's stream group (per-stream statistics)
-GROUP_STREAMS = 16
-#: latency histograms per port, one for each of the group's first HIST_STREAMS streams (a power
-#: of two up to GROUP_STREAMS; the build's block RAM budget, docs/performance.md)
-HIST_STREAMS = 16
+#: latency histograms per port in the full (simulated) tester, one for each of the stream
+#: group's first HIST_STREAMS streams; a build chooses its own (``TesterConfig.hist_streams``,
+#: the board's block RAM budget, docs/performance.md). GROUP_STREAMS (16, streams of a port's
+#: stream group) comes from :mod:`.config`.
+HIST_STREAMS = SIM.hist_streams
 GROUP_BITS = (GROUP_STREAMS - 1).bit_length()
 
 #: Fixed delay from a frame's transmit timestamp to the clock edge at which its first byte
@@ -59,29 +62,40 @@ class TesterPort(wiring.Component):
     now: In(64)
     gmii: Out(GMIISignature)
 
-    def __init__(self, bank, index, *, hist_streams=HIST_STREAMS):
-        if not 1 <= hist_streams <= GROUP_STREAMS or hist_streams & (hist_streams - 1):
-            raise ValueError(f"hist_streams must be a power of two from 1 to {GROUP_STREAMS}, not {hist_streams}")
-        self._hist_streams = hs = hist_streams
+    def __init__(self, bank, index, config=SIM, *, hist_streams=None):
+        """``config``: the :class:`~.config.TesterConfig` of the build; ``hist_streams``, if
+        given, overrides its ``hist_streams``."""
+        if hist_streams is not None:
+            if not 1 <= hist_streams <= GROUP_STREAMS or hist_streams & (hist_streams - 1):
+                raise ValueError(f"hist_streams must be a power of two from 1 to {GROUP_STREAMS}, not {hist_streams}")
+            config = dataclasses.replace(config, hist_streams=hist_streams)
+        self.config = config
+        self._hist_streams = hs = config.hist_streams
         super().__init__()
         p = f"p{index}"
-        self._gen = TrafficGenerator(bank, p)
+        self._gen = TrafficGenerator(bank, p, n_streams=config.n_streams, n_modifiers=config.n_modifiers)
         self._lat_def = bank.add(f"{p}.ana.lat_def", 1, "rw",
                                  doc="latency definition (RFC 1242 3.8): 0 first bit in to first bit out, "
                                      "1 last bit in to first bit out (store and forward)")
         self._stream_group = bank.add(f"{p}.ana.stream_group", 12, "rw",
                                       doc="per-stream statistics count stream ids group*16 .. group*16+15")
-        self._foreign = bank.add(f"{p}.ana.foreign_frames", 64, "r",
-                                 doc="test frames of streams outside stream_group (snapshot)")
-        self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, 16,
-                                            doc="per-stream receive statistics (fields in "
-                                                "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
-        self._resp = Responder(bank, p)
-        self._cap = Capture(bank, p)
+        if config.stream_stats:
+            self._foreign = bank.add(f"{p}.ana.foreign_frames", 64, "r",
+                                     doc="test frames of streams outside stream_group (snapshot)")
+            self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS,
+                                                doc="per-stream receive statistics (fields in "
+                                                    "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
+        self._resp = Responder(bank, p) if config.responder else None
+        self._cap = Capture(bank, p, data_words=config.capture_words,
+                            max_frames=config.capture_frames) if config.capture else None
+        # without the per-stream statistics there are no sequence errors to count, nor gaps
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
-                          for name, bits, doc in _ANA_COUNTERS}
+                          for name, bits, doc in _ANA_COUNTERS
+                          if config.stream_stats or name != "seq_errors"}
+        # the gap tracker's loss events come from the per-stream sequence trackers
         self._gap_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
-                          for name, bits, doc in GAP_FIELDS}
+                          for name, bits, doc in GAP_FIELDS
+                          if config.stream_stats or not name.startswith("loss_")}
         self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
         self._hist_shift = bank.add(f"{p}.ana.hist_shift", 5, "rw", reset=3,
                                     doc="histogram bin width is 2**hist_shift ns")
@@ -132,31 +146,62 @@ class TesterPort(wiring.Component):
             hist.uo_read_addr.eq(self._hist_uo_win.addr), self._hist_uo_win.data.eq(hist.uo_read_data),
             self._hist_clearing.eq(hist.clearing),
         ]
-        m.submodules.stats = stats = StreamStats(GROUP_STREAMS)
         m.d.comb += [
             ana.lat_def.eq(self._lat_def),
             # the histograms follow the per-stream statistics' stream group
             hist.sample.eq(ana.lat_sample & (ana.lat_sid[GROUP_BITS:] == self._stream_group)
                            & (ana.lat_sid[:GROUP_BITS] < self._hist_streams)),
-            stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
-            stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency), stats.ev_rx_ns.eq(ana.ev_rx_ns),
-            stats.ev_bytes.eq(ana.ev_bytes), stats.stream_group.eq(self._stream_group),
-            stats.clear.eq(self.clear), stats.snapshot.eq(self.snapshot),
-            stats.read_addr.eq(self._streams_win.addr), self._streams_win.data.eq(stats.read_data),
-            self._foreign.eq(stats.foreign_frames_snap), self._ana_snap["seq_errors"].eq(stats.seq_errors_snap),
         ]
         m.submodules.gaps = gaps = GapTracker()
         m.d.comb += [
             gaps.ev_valid.eq(ana.ev_valid), gaps.ev_fcs_err.eq(ana.ev_fcs_err), gaps.ev_sid.eq(ana.ev_sid),
             gaps.ev_seq.eq(ana.ev_seq), gaps.ev_rx_ns.eq(ana.ev_rx_ns), gaps.ev_tx_ns.eq(ana.ev_tx_ns),
-            gaps.loss_valid.eq(stats.loss_valid), gaps.loss_skip.eq(stats.loss_skip),
             gaps.clear.eq(self.clear), gaps.snapshot.eq(self.snapshot),
         ]
+        if self.config.stream_stats:
+            m.submodules.stats = stats = StreamStats(GROUP_STREAMS)
+            m.d.comb += [
+                stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
+                stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency),
+                stats.ev_rx_ns.eq(ana.ev_rx_ns), stats.ev_bytes.eq(ana.ev_bytes),
+                stats.stream_group.eq(self._stream_group),
+                stats.clear.eq(self.clear), stats.snapshot.eq(self.snapshot),
+                stats.read_addr.eq(self._streams_win.addr), self._streams_win.data.eq(stats.read_data),
+                self._foreign.eq(stats.foreign_frames_snap),
+                self._ana_snap["seq_errors"].eq(stats.seq_errors_snap),
+                gaps.loss_valid.eq(stats.loss_valid), gaps.loss_skip.eq(stats.loss_skip),
+            ]
         m.d.comb += [reg.eq(getattr(gaps, name)) for name, reg in self._gap_snap.items()]
-        m.submodules.resp = resp = self._resp
-        m.submodules.cap = cap = self._cap
 
-        # transmit: generator frames, and between them the responder's (ARP, ND) frames
+        if self._resp is None:
+            wiring.connect(m, gen.source, mac.sink)
+            m.d.comb += gen.hold.eq(0)
+        else:
+            self._responder_tx(m, gen, mac)
+
+        # receive: the analyzer, the responder and the capture all watch the MAC's frames
+        wiring.connect(m, mac.source, ana.sink)
+        if self._resp is not None:
+            m.submodules.resp = resp = self._resp
+            m.d.comb += [resp.sink.valid.eq(mac.source.valid), resp.sink.payload.eq(mac.source.payload),
+                         resp.clear.eq(self.clear)]
+        if self._cap is not None:
+            m.submodules.cap = cap = self._cap
+            m.d.comb += [cap.sink.valid.eq(mac.source.valid), cap.sink.payload.eq(mac.source.payload),
+                         cap.now.eq(self.now)]
+        wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
+
+        with m.If(self.snapshot):
+            for name, reg in self._ana_snap.items():
+                if name != "seq_errors":
+                    m.d.sync += reg.eq(getattr(ana, name))
+            for name, reg in self._hist_snap.items():
+                m.d.sync += reg.eq(getattr(hist, name))
+        return m
+
+    def _responder_tx(self, m, gen, mac):
+        """Transmit: generator frames, and between them the responder's (ARP, ND) frames."""
+        resp = self._resp
         resp_owns = Signal()
         with m.If(~resp_owns & ~gen.busy & resp.pending):
             m.d.sync += resp_owns.eq(1)
@@ -176,18 +221,3 @@ class TesterPort(wiring.Component):
         with m.Else():
             m.d.comb += [mac.sink.valid.eq(gen.source.valid), mac.sink.payload.eq(gen.source.payload),
                          gen.source.ready.eq(mac.sink.ready)]
-
-        # receive: the analyzer, the responder and the capture all watch the MAC's frames
-        wiring.connect(m, mac.source, ana.sink)
-        for watcher in (resp.sink, cap.sink):
-            m.d.comb += [watcher.valid.eq(mac.source.valid), watcher.payload.eq(mac.source.payload)]
-        m.d.comb += [resp.clear.eq(self.clear), cap.now.eq(self.now)]
-        wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
-
-        with m.If(self.snapshot):
-            for name, reg in self._ana_snap.items():
-                if name != "seq_errors":
-                    m.d.sync += reg.eq(getattr(ana, name))
-            for name, reg in self._hist_snap.items():
-                m.d.sync += reg.eq(getattr(hist, name))
-        return m

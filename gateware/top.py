@@ -6,13 +6,14 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .config import ID_CONFIG_OFFSET, SIM, TesterConfig
 from .port import TesterPort
 from .registers import ADDR_WIDTH, RegisterBank
 from .regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 from .timebase import Timebase
 
 __all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD_STOP",
-           "CMD_CLEAR", "CMD_SNAPSHOT"]
+           "CMD_CLEAR", "CMD_SNAPSHOT", "TesterConfig", "SIM"]
 
 GATEWARE_VERSION = (0, 1, 0)
 CLK_HZ = 125_000_000
@@ -25,7 +26,12 @@ def _version_word():
 
 
 class SimTop(wiring.Component):
-    def __init__(self, n_ports=N_PORTS, clk_hz=CLK_HZ):
+    """The tester of ``n_ports`` ports, each sized by ``config`` (:mod:`.config`; the
+    simulation uses the full :data:`~.config.SIM`, a board a smaller preset)."""
+
+    def __init__(self, n_ports=N_PORTS, clk_hz=CLK_HZ, *, config=SIM):
+        if not isinstance(config, TesterConfig):
+            raise TypeError(f"config must be a TesterConfig, not {config!r}")
         members = {}
         for i in range(n_ports):
             members |= {f"p{i}_gmii_tx_en": Out(1), f"p{i}_gmii_tx_er": Out(1), f"p{i}_gmii_txd": Out(8),
@@ -33,7 +39,7 @@ class SimTop(wiring.Component):
         members |= {"csr_addr": In(ADDR_WIDTH), "csr_r_stb": In(1), "csr_r_data": Out(32),
                     "csr_w_stb": In(1), "csr_w_data": In(32)}
         super().__init__(members)
-        self.n_ports, self.clk_hz = n_ports, clk_hz
+        self.n_ports, self.clk_hz, self.config = n_ports, clk_hz, config
         self.bank = bank = RegisterBank(name="wirespeed", version="%d.%d.%d" % GATEWARE_VERSION,
                                         clk_hz=clk_hz, n_ports=n_ports)
         self._id = {
@@ -46,10 +52,15 @@ class SimTop(wiring.Component):
         self._time = bank.add("time.ns", 64, "r", doc="free-running timebase, ns; reading the low word latches the high word")
         self._cmd = bank.add("ctrl.cmd", 4, "w",
                              doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters")
+        # after the registers that were there before it, at the same address in every build
+        self._id["config"] = bank.add("id.config", 32, "r",
+                                      doc="build configuration (wirespeed.gateware.config.TesterConfig.word): "
+                                          "read it first, then build the register map from it")
+        assert bank.register_map()["id.config"].offset == ID_CONFIG_OFFSET
         self.ports = []
         for i in range(n_ports):
             bank.align(0x10000)
-            self.ports.append(TesterPort(bank, i))
+            self.ports.append(TesterPort(bank, i, config))
         self.register_map = bank.register_map()
 
     def elaborate(self, platform):
@@ -62,7 +73,8 @@ class SimTop(wiring.Component):
             self.csr_r_data.eq(bank.bus.r_data),
             self._id["magic"].eq(MAGIC), self._id["version"].eq(_version_word()),
             self._id["map_hash"].eq(self.register_map.hash), self._id["clk_hz"].eq(self.clk_hz),
-            self._id["n_ports"].eq(self.n_ports), self._time.eq(tb.now),
+            self._id["n_ports"].eq(self.n_ports), self._id["config"].eq(self.config.word()),
+            self._time.eq(tb.now),
         ]
         for i, port in enumerate(self.ports):
             m.submodules[f"port{i}"] = port
@@ -80,9 +92,11 @@ class SimTop(wiring.Component):
         return m
 
 
-def build_register_map(n_ports=N_PORTS):
-    """The register map of the tester, without generating any HDL."""
-    top = SimTop(n_ports)
+def build_register_map(config=SIM, n_ports=N_PORTS):
+    """The register map of the tester built with ``config`` (a
+    :class:`~.config.TesterConfig`, e.g. ``TesterConfig.from_word(id.config)``), without
+    generating any HDL."""
+    top = SimTop(n_ports, config=config)
     blocks = [top, top.bank, *top.ports]
     blocks += [part for port in top.ports for part in vars(port).values() if isinstance(part, wiring.Component)]
     for unused in blocks:   # declared for their map, never elaborated

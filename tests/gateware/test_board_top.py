@@ -1,0 +1,39 @@
+"""Runs the cocotb tests of the tester in its board configurations (cocotb/board_top.py) in
+Verilator: the configuration word, the map hash and a stream through a cable."""
+
+import os
+
+import pytest
+from amaranth.back import verilog
+from cocotb_tools.runner import get_runner
+
+from wirespeed.gateware.build import SIM_TOP
+from wirespeed.gateware.config import PRESETS
+from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
+from wirespeed.gateware.top import SimTop
+from wirespeed.sim.toolchain import cache_dir, verilator_env
+
+HERE = os.path.join(os.path.dirname(__file__), "cocotb")
+
+
+@pytest.fixture(scope="module", params=["board_25f", "board_45f"])
+def board_build(request):
+    os.environ.update(verilator_env())
+    name = request.param
+    build_dir = cache_dir() / "cocotb" / f"tester_{name}"
+    src = build_dir / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    sources = [src / f"{SIM_TOP}.v", src / f"{MAC_MODULE}.v"]
+    sources[0].write_text(verilog.convert(SimTop(config=PRESETS[name]), name=SIM_TOP, emit_src=False))
+    sources[1].write_text(mac_verilog())
+    runner = get_runner("verilator")
+    runner.build(sources=sources, hdl_toplevel=SIM_TOP, build_dir=build_dir,
+                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
+    return name, runner, build_dir
+
+
+@pytest.mark.parametrize("case", ["reports_its_configuration", "carries_a_stream_from_port_0_to_port_1"])
+def test_board_top(board_build, case):
+    name, runner, build_dir = board_build
+    runner.test(hdl_toplevel=SIM_TOP, test_module="board_top", testcase=case, test_dir=HERE,
+                build_dir=build_dir, extra_env={"WS_CONFIG": name, "PYTHONWARNINGS": "ignore::DeprecationWarning"})
