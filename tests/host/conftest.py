@@ -3,6 +3,7 @@
 import pytest
 from ebserver import EtherboneServer
 
+from wirespeed.gateware.config import SIM
 from wirespeed.gateware.regmap import MAGIC
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
@@ -19,7 +20,8 @@ def fake(regmap):
     """A register file answering as a tester with this map (identity block filled in)."""
     fake = FakeTransport(regmap)
     for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
-                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports}.items():
+                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports,
+                        "id.config": SIM.word()}.items():
         fake.set(name, value)
     return fake
 

@@ -10,6 +10,7 @@ import time
 
 from litex.tools.remote.etherbone import EtherbonePacket, EtherboneRecord, EtherboneWrites
 
+from wirespeed.gateware.config import SIM
 from wirespeed.gateware.regmap import MAGIC
 
 
@@ -94,7 +95,7 @@ class EtherboneServer:
 def serve_identity(server: EtherboneServer, rmap, **overrides) -> None:
     """Make ``server`` answer the identification block of ``rmap`` and a live ``time.ns``."""
     ident = {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": rmap.hash, "id.clk_hz": rmap.clk_hz,
-             "id.n_ports": rmap.n_ports} | overrides
+             "id.n_ports": rmap.n_ports, "id.config": SIM.word()} | overrides
     for name, value in ident.items():
         server.set_register(rmap[name], value)
     low, high = rmap["time.ns"].word_offsets

@@ -10,6 +10,7 @@ from ebserver import EtherboneServer, serve_identity
 
 from wirespeed import __version__
 from wirespeed.cli import main
+from wirespeed.gateware.config import BOARD_25F, BOARD_45F
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.host.device import Device
 
@@ -106,6 +107,20 @@ def test_unreachable_serial_target(capsys, tmp_path):
     assert code == 2 and out == ""
     assert_one_line_error(err, "--target")
     assert "cannot open socket://127.0.0.1" in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("word, message", [
+    (0, "id.config is 0: the gateware predates id.config"),
+    (BOARD_25F.word(), "built without per-stream receive statistics and the ARP/ND responder"),
+    (BOARD_45F.word(), "built without per-stream receive statistics, which"),
+])
+def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, word, message):
+    with EtherboneServer() as server:
+        serve_identity(server, regmap, **{"id.config": word})
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path / "r"))
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "--target")
+    assert message in err and not (tmp_path / "r").exists()
 
 
 def test_mismatched_gateware(capsys, regmap, tmp_path):

@@ -1,0 +1,300 @@
+"""The tester on a board: clocking, reset, the tester core, two RGMII ports, PHY management
+over MDIO, the management UART bridge and link LEDs.
+
+::
+
+    oscillator ─> EHXPLLL ─> sync (125 MHz) ─┬─ tester core (SimTop: generators, MACs, analyzers)
+                                              │     p0/p1 GMII <─> RGMIIPort <─> RGMIIPins <─> PHY 0/1
+                                              │                    (RX: PHY clock domain rxN, async FIFO to sync)
+                                              ├─ PhyManager per MDIO bus (reset, ID, advertise 1000, poll link)
+                                              └─ UartBridge ─> CSR bus ─┬─ tester register bank (0x00000..)
+                                                                         └─ board register bank (BOARD_BASE..)
+
+Board registers (:func:`board_register_map`, bank ``wirespeed-board``) sit at byte address
+:data:`BOARD_BASE` (0x3F000), above the tester's map, so the tester's register map and its
+hash are the same as in simulation and the host's driver needs no change. Both banks see
+every bus cycle; each answers only its own addresses and reads 0 elsewhere, so the read data
+is the OR of the two. The host reads them by name from :func:`board_register_map` (see
+``wirespeed.board.read_board_status``)::
+
+    board.magic            0x57534244 "WSBD"
+    phy.state<b>           MDIO bus b: 0 PHY reset, 1 settling, 2 initialising, 3 polling
+    phy.mdio_ctrl (w)      raw MDIO access: [15:0] data, [20:16] register, [25:21] PHY address,
+                           bit 26 write, [29:28] bus, bit 31 go (must be 1)
+    phy.mdio_status        [15:0] data read, bit 16 busy, bit 17 no answer (nack)
+    pN.phy.id              PHY identifier (register 2 << 16 | register 3)
+    pN.phy.link            1: link up (BMSR bit 2, latest poll)
+    pN.phy.speed           0 no link, 1 link below 1000 Mb/s, 2 1000 Mb/s
+    pN.phy.bmsr, .gstat    raw registers 1 and 10 of the latest poll
+    pN.phy.nack            1: the PHY did not answer the latest poll
+    pN.rgmii.underruns     frames whose receive FIFO ran dry (should stay 0)
+    pN.rgmii.overflows     frames that lost bytes to a full receive FIFO (should stay 0)
+    pN.rgmii.inband        the PHY's RGMII in-band status: bit 0 link, 2:1 speed, 3 duplex
+"""
+
+from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal, Cat
+from amaranth.lib import io
+from amaranth.lib.cdc import ResetSynchronizer
+
+from .liteeth_mac import MAC_MODULE, mac_verilog
+from .mdio import PhyManager
+from .registers import RegisterBank
+from .rgmii import RGMIIPins, RGMIIPort
+from .top import CLK_HZ, GATEWARE_VERSION, SimTop
+
+__all__ = ["BoardTop", "board_register_map", "pll_params", "BOARD_BASE", "BOARD_MAGIC", "bridge_available",
+           "DEFAULT_BAUD"]
+
+#: management UART rate, the host's default (wirespeed.host.serial_transport.DEFAULT_BAUD):
+#: 125 MHz / 1 Mbaud is an exact divisor of 125
+DEFAULT_BAUD = 1_000_000
+#: byte address of the board register bank (word address 0xFC00)
+BOARD_BASE = 0x3F000
+BOARD_MAGIC = 0x57534244
+
+
+def pll_params(fin_hz, fout_hz=CLK_HZ):
+    """EHXPLLL dividers (CLKOP feedback) for an exact ``fout_hz`` from ``fin_hz``: VCO 400-800
+    MHz, phase detector input at least 10 MHz where possible."""
+    best = None
+    for clki in range(1, 129):
+        pfd = fin_hz / clki
+        if pfd < 3.125e6:
+            break
+        for fb in range(1, 81):
+            if abs(pfd * fb - fout_hz) > 1:
+                continue
+            for op in range(1, 129):
+                vco = fout_hz * op
+                if 400e6 <= vco <= 800e6:
+                    score = (pfd >= 10e6, -abs(vco - 600e6))
+                    if best is None or score > best[0]:
+                        best = (score, dict(CLKI_DIV=clki, CLKFB_DIV=fb, CLKOP_DIV=op,
+                                            CLKOP_CPHASE=(op - 1) // 2, vco_hz=vco))
+    if best is None:
+        raise ValueError(f"no EHXPLLL setting makes {fout_hz} Hz from {fin_hz} Hz")
+    return best[1]
+
+
+def bridge_available():
+    """The management bridge class (``UartBridge``) if the gateware has one, else None."""
+    for module in ("uart", "mgmt"):
+        try:
+            mod = __import__(f"{__package__}.{module}", fromlist=["UartBridge"])
+        except ImportError:
+            continue
+        if hasattr(mod, "UartBridge"):
+            return mod.UartBridge
+    return None
+
+
+def _tester_config(board):
+    """The board's TesterConfig preset, or None while gateware/config.py does not exist."""
+    try:
+        from . import config
+    except ImportError:
+        return None
+    return getattr(config, board.config_preset, None)
+
+
+def _board_bank(board):
+    bank = RegisterBank(name="wirespeed-board", version="%d.%d.%d" % GATEWARE_VERSION, clk_hz=CLK_HZ,
+                        n_ports=len(board.rgmii_ports))
+    bank._next = BOARD_BASE    # the bank decodes absolute addresses above the tester's map
+    regs = {"magic": bank.add("board.magic", 32, "r", doc='0x57534244 ("WSBD")')}
+    for b, _ in enumerate(board.mdio_buses):
+        regs[f"state{b}"] = bank.add(f"phy.state{b}", 2, "r",
+                                     doc=f"MDIO bus {b}: 0 PHY reset, 1 settling, 2 initialising, 3 polling")
+    regs["mdio_ctrl"] = bank.add("phy.mdio_ctrl", 32, "w",
+                                 doc="raw MDIO access: [15:0] data, [20:16] register, [25:21] PHY, bit 26 write, "
+                                     "[29:28] bus, bit 31 go (must be 1)")
+    regs["mdio_status"] = bank.add("phy.mdio_status", 32, "r",
+                                   doc="[15:0] data read, bit 16 busy, bit 17 no answer")
+    for i, _ in enumerate(board.rgmii_ports):
+        for name, width, doc in (
+                ("phy.id", 32, "PHY identifier, register 2 << 16 | register 3"),
+                ("phy.link", 1, "1: link up (BMSR bit 2, latest poll)"),
+                ("phy.speed", 2, "0 no link, 1 link below 1000 Mb/s, 2 link at 1000 Mb/s"),
+                ("phy.bmsr", 16, "BMSR (register 1), latest poll"),
+                ("phy.gstat", 16, "1000BASE-T status (register 10), latest poll"),
+                ("phy.nack", 1, "1: the PHY did not answer the latest poll"),
+                ("rgmii.underruns", 32, "frames whose receive FIFO ran dry"),
+                ("rgmii.overflows", 32, "frames that lost bytes to a full receive FIFO"),
+                ("rgmii.inband", 4, "RGMII in-band status: bit 0 link, 2:1 speed, 3 full duplex")):
+            regs[f"p{i}.{name}"] = bank.add(f"p{i}.{name}", width, "r", doc=doc)
+    return bank, regs
+
+
+def board_register_map(board):
+    """The board bank's register map (absolute byte offsets), without generating any HDL."""
+    bank, _ = _board_bank(board)
+    bank._MustUse__silence = True
+    return bank.register_map()
+
+
+class _StandInBridge(Elaboratable):
+    """Build-only stand-in for the management bridge, used when the gateware has no
+    ``UartBridge`` yet: it keeps the CSR bus driven from a pin so synthesis keeps the tester
+    (a bus tied to constants would let it optimise most of the design away). It is not a
+    protocol and no host can talk to it; a board built with it reports so."""
+
+    def __init__(self):
+        self.rx, self.tx = Signal(), Signal()
+        self.csr_addr, self.csr_r_stb, self.csr_w_stb = Signal(16), Signal(), Signal()
+        self.csr_w_data, self.csr_r_data = Signal(32), Signal(32)
+
+    def elaborate(self, platform):
+        m = Module()
+        sr = Signal(50)
+        m.d.sync += sr.eq(Cat(self.rx, sr[:-1]))
+        m.d.comb += [self.csr_addr.eq(sr[32:48]), self.csr_w_data.eq(sr[:32]),
+                     self.csr_w_stb.eq(sr[48:50] == 0b10), self.csr_r_stb.eq(sr[48:50] == 0b01)]
+        m.d.sync += self.tx.eq(self.csr_r_data.xor())
+        return m
+
+
+class BoardTop(Elaboratable):
+    """The whole board design for :class:`wirespeed.hw.boards.Board` ``board``.
+
+    ``bridge``: ``"uart"`` (the management UartBridge; error if the gateware has none),
+    ``"auto"`` (UartBridge if present, else the build-only stand-in) or ``"stand-in"``.
+    ``config``: a TesterConfig instead of the board's preset (``board.config_preset``)."""
+
+    def __init__(self, board, *, baud=None, bridge="auto", config=None, tester=None):
+        self.board = board
+        self.baud = baud if baud is not None else getattr(board, "uart_baud", DEFAULT_BAUD)
+        cls = bridge_available()
+        if bridge == "uart" and cls is None:
+            raise RuntimeError("the gateware has no UartBridge (gateware/uart.py) yet")
+        self.bridge_kind = "uart" if (bridge in ("uart", "auto") and cls is not None) else "stand-in"
+        self._bridge_cls = cls
+        self.config = config if config is not None else _tester_config(board)
+        if tester is not None:
+            self.tester = tester
+        elif self.config is not None:
+            self.tester = SimTop(config=self.config)
+        else:
+            self.tester = SimTop(n_ports=len(board.rgmii_ports))
+        self.bank, self._regs = _board_bank(board)
+
+    def elaborate(self, platform):
+        board, m = self.board, Module()
+        if platform is not None:
+            platform.add_file(f"{MAC_MODULE}.v", mac_verilog())
+
+        # clocking: oscillator -> PLL -> sync (125 MHz); reset until the PLL locks
+        clk_in = platform.request(*board.clk_resource, dir="-")
+        m.submodules.clk_in = clk_buf = io.Buffer("i", clk_in)
+        params = pll_params(board.clk_hz)
+        sys_clk, locked = Signal(name="sys_clk"), Signal(name="pll_locked")
+        m.submodules.pll = Instance(
+            "EHXPLLL",
+            a_FREQUENCY_PIN_CLKI=str(board.clk_hz / 1e6), a_FREQUENCY_PIN_CLKOP=str(CLK_HZ / 1e6),
+            a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1", a_MFG_GMCREFSEL="2",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
+            p_CLKI_DIV=params["CLKI_DIV"], p_CLKFB_DIV=params["CLKFB_DIV"], p_CLKOP_DIV=params["CLKOP_DIV"],
+            p_CLKOP_CPHASE=params["CLKOP_CPHASE"], p_CLKOP_FPHASE=0, p_FEEDBK_PATH="CLKOP",
+            i_CLKI=clk_buf.i, i_CLKFB=sys_clk, i_RST=Const(0), i_STDBY=Const(0),
+            i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1, i_PLLWAKESYNC=0,
+            i_ENCLKOP=0, o_CLKOP=sys_clk, o_LOCK=locked)
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += ClockSignal("sync").eq(sys_clk)
+        # no constraint here: nextpnr derives 125 MHz for the PLL output from the oscillator's
+        # (the resource's Clock), and the RGMII receive clocks are constrained on their pins
+        # (Clock(125e6) on each board's rx_clk subsignal): yosys renames internal nets, so a
+        # net constraint would not find them
+        m.submodules.sync_rst = ResetSynchronizer(~locked, domain="sync")
+
+        # the tester core
+        m.submodules.tester = tester = self.tester
+        n_ports = len(board.rgmii_ports)
+
+        # RGMII ports
+        ports = []
+        for i, res in enumerate(board.rgmii_ports):
+            dom = f"rx{i}"
+            m.domains += ClockDomain(dom)
+            pins = RGMIIPins(platform.request(*res, dir="-"), dom,
+                             rx_delay_ns=board.rgmii_rx_delay_ns, tx_delay_ns=board.rgmii_tx_delay_ns)
+            m.submodules[f"rgmii{i}_pins"] = pins
+            m.submodules[f"rx{i}_rst"] = ResetSynchronizer(ResetSignal("sync"), domain=dom)
+            m.submodules[f"rgmii{i}"] = port = RGMIIPort(dom)
+            m.d.comb += [
+                pins.ddr.tx_ctl.eq(port.ddr.tx_ctl), pins.ddr.tx_data.eq(port.ddr.tx_data),
+                port.ddr.rx_ctl.eq(pins.ddr.rx_ctl), port.ddr.rx_data.eq(pins.ddr.rx_data),
+                port.gmii.tx_en.eq(getattr(tester, f"p{i}_gmii_tx_en")),
+                port.gmii.tx_er.eq(getattr(tester, f"p{i}_gmii_tx_er")),
+                port.gmii.txd.eq(getattr(tester, f"p{i}_gmii_txd")),
+                getattr(tester, f"p{i}_gmii_rx_dv").eq(port.gmii.rx_dv),
+                getattr(tester, f"p{i}_gmii_rx_er").eq(port.gmii.rx_er),
+                getattr(tester, f"p{i}_gmii_rxd").eq(port.gmii.rxd),
+            ]
+            ports.append(port)
+
+        # management bridge and the two register banks on one CSR bus
+        uart = platform.request(*board.uart_resource, dir="-")
+        m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = uart_tx = io.Buffer("o", uart.tx)
+        if self.bridge_kind == "uart":
+            bridge = self._bridge_cls(CLK_HZ, self.baud)
+        else:
+            bridge = _StandInBridge()
+        m.submodules.bridge = bridge
+        m.submodules.board_bank = bank = self.bank
+        m.d.comb += [
+            bridge.rx.eq(uart_rx.i), uart_tx.o.eq(bridge.tx),
+            tester.csr_addr.eq(bridge.csr_addr), tester.csr_r_stb.eq(bridge.csr_r_stb),
+            tester.csr_w_stb.eq(bridge.csr_w_stb), tester.csr_w_data.eq(bridge.csr_w_data),
+            bank.bus.addr.eq(bridge.csr_addr), bank.bus.r_stb.eq(bridge.csr_r_stb),
+            bank.bus.w_stb.eq(bridge.csr_w_stb), bank.bus.w_data.eq(bridge.csr_w_data),
+            bridge.csr_r_data.eq(tester.csr_r_data | bank.bus.r_data),
+        ]
+        regs = self._regs
+        m.d.comb += regs["magic"].eq(BOARD_MAGIC)
+
+        # PHY management, one manager per MDIO bus
+        ctrl = regs["mdio_ctrl"]
+        status_bits = []
+        for b, bus in enumerate(board.mdio_buses):
+            mgmt = platform.request(*bus.resource, dir="-")
+            mgr = PhyManager(CLK_HZ, bus.phy_addrs, board.phy_init_writes)
+            m.submodules[f"phy_mgr{b}"] = mgr
+            m.submodules[f"phy_rst{b}"] = rst_buf = io.Buffer("o", mgmt.rst)
+            m.submodules[f"mdc{b}"] = mdc_buf = io.Buffer("o", mgmt.mdc)
+            m.submodules[f"mdio{b}"] = mdio_buf = io.Buffer("io", mgmt.mdio)
+            m.d.comb += [
+                rst_buf.o.eq(mgr.phy_rst), mdc_buf.o.eq(mgr.pins.mdc),
+                mdio_buf.o.eq(mgr.pins.mdio_o), mdio_buf.oe.eq(mgr.pins.mdio_oe),
+                mgr.pins.mdio_i.eq(mdio_buf.i),
+                regs[f"state{b}"].eq(mgr.state),
+                mgr.req_stb.eq(ctrl[31] & (ctrl[28:30] == b)),
+                mgr.req_write.eq(ctrl[26]), mgr.req_phy.eq(ctrl[21:26]), mgr.req_reg.eq(ctrl[16:21]),
+                mgr.req_wdata.eq(ctrl[:16]),
+            ]
+            status_bits.append(mgr)
+            for k, port_index in enumerate(bus.ports):
+                st = mgr.status[k]
+                p = f"p{port_index}"
+                m.d.comb += [regs[f"{p}.phy.id"].eq(st.id), regs[f"{p}.phy.link"].eq(st.link),
+                             regs[f"{p}.phy.speed"].eq(st.speed), regs[f"{p}.phy.bmsr"].eq(st.bmsr),
+                             regs[f"{p}.phy.gstat"].eq(st.gstat), regs[f"{p}.phy.nack"].eq(st.nack)]
+        # the last bus addressed by the host answers in mdio_status
+        last_bus = Signal(2)
+        with m.If(ctrl[31]):
+            m.d.sync += last_bus.eq(ctrl[28:30])
+        with m.Switch(last_bus):
+            for b, mgr in enumerate(status_bits):
+                with m.Case(b):
+                    m.d.comb += regs["mdio_status"].eq(Cat(mgr.req_rdata, mgr.req_busy, mgr.req_nack))
+
+        for i, port in enumerate(ports):
+            m.d.comb += [regs[f"p{i}.rgmii.underruns"].eq(port.rx_underruns),
+                         regs[f"p{i}.rgmii.overflows"].eq(port.rx_overflows),
+                         regs[f"p{i}.rgmii.inband"].eq(port.inband)]
+
+        # link LEDs
+        for i, led_index in enumerate(board.link_leds[:n_ports]):
+            m.submodules[f"led{led_index}"] = led = io.Buffer("o", platform.request("led", led_index, dir="-"))
+            m.d.comb += led.o.eq(regs[f"p{i}.phy.link"])
+        return m

@@ -1,0 +1,89 @@
+"""Benchmark: a real bitstream build of a board with the open toolchain from pip: wall time,
+achieved Fmax of every clock against 125 MHz, and utilisation (LUT4, FF, block RAM, DSP).
+
+    python sim/bench/bench_board_build.py [--board colorlight-5a-75b-v7] [--seed 1]
+                                          [--config PRESET|minimal] [--out DIR]
+    python sim/bench/bench_board_build.py --from-dir DIR    # figures of a finished build
+
+It runs ``wirespeed.board.build`` (what ``wirespeed build`` runs), by default into
+``$XDG_CACHE_HOME/wirespeed/build/<board>-bench`` (never the source tree). ``--config``
+takes a TesterConfig preset of wirespeed.gateware.config (``board_25f``, ``board_45f``,
+``sim``) or ``minimal`` (the smallest tester the configuration allows: 2 streams, no
+modifier, one histogram, no per-stream statistics, no responder, no capture), default the
+board's own preset. A build that does not fit or misses timing is a result, not a crash:
+the figures are printed and the exit code is 1. Takes 5 to 40 minutes on 2 cores.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from wirespeed import board as wb
+
+
+def _config(name):
+    if name is None:
+        return None
+    from wirespeed.gateware.config import PRESETS, TesterConfig
+
+    if name == "minimal":
+        return TesterConfig(n_streams=2, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,
+                            capture=False)
+    if name not in PRESETS:
+        raise SystemExit(f"--config: one of {', '.join([*PRESETS, 'minimal'])}, not {name!r}")
+    return PRESETS[name]
+
+
+def figures_from_dir(out: Path) -> str:
+    """Figures of a finished (or failed) build folder: its build_report.json if there is
+    one, else nextpnr's report/log."""
+    saved = out / "build_report.json"
+    if saved.exists():
+        data = json.loads(saved.read_text())
+        clocks = [wb.ClockFmax(**c) for c in data["clocks"]]
+        util = {k: (v["used"], v["available"]) for k, v in data["utilisation"].items()}
+        report = wb.BuildReport(board=data["board"], seed=data["seed"], clocks=clocks, utilisation=util,
+                                seconds=data["seconds"], bitstream=data["bitstream"], config=data["config"],
+                                bridge=data["bridge"], notes=data["notes"])
+        return report.summary()
+    log = (out / f"{wb.TOP_NAME}.tim").read_text(errors="replace") if (out / f"{wb.TOP_NAME}.tim").exists() else ""
+    notes = []
+    try:
+        clocks, util = wb.parse_nextpnr_report((out / f"{wb.TOP_NAME}_report.json").read_text())
+    except (OSError, ValueError):
+        clocks, util = wb.parse_nextpnr_log(log), wb.parse_log_utilisation(log)
+        if "Routing complete" not in log:
+            notes.append("nextpnr did not finish routing: the Fmax figures are its post-placement estimate"
+                         if clocks else "nextpnr stopped before placement: no Fmax figure")
+    return wb.BuildReport(board=str(out), seed=-1, clocks=clocks, utilisation=util, notes=notes).summary()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--board", default="colorlight-5a-75b-v7")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--config", default=None, help="board_25f, board_45f, sim or minimal (default: the board's)")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--from-dir", type=Path, default=None, help="only print the figures of this build folder")
+    args = ap.parse_args()
+    if args.from_dir is not None:
+        print(figures_from_dir(args.from_dir), end="")
+        return 0
+    out = args.out or wb.default_out_dir(args.board).with_name(f"{args.board}-bench")
+    t0 = time.monotonic()
+    try:
+        report = wb.build(args.board, seed=args.seed, out=out, config=_config(args.config),
+                          log=lambda line: print(f"[{time.monotonic() - t0:6.0f} s] {line}", flush=True))
+    except wb.BoardError as exc:
+        print(f"build failed after {time.monotonic() - t0:.0f} s: {exc}")
+        if (out / f"{wb.TOP_NAME}.tim").exists():
+            print(figures_from_dir(out), end="")
+        return 1
+    print(report.summary(), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
