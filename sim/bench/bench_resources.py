@@ -39,9 +39,12 @@ from wirespeed.gateware.analyzer import Analyzer
 from wirespeed.gateware.build import SIM_TOP
 from wirespeed.gateware.capture import Capture
 from wirespeed.gateware.config import PRESETS, SIM
+from wirespeed.gateware.gaps import GapTracker
 from wirespeed.gateware.generator import TrafficGenerator
 from wirespeed.gateware.histogram import Histogram
 from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
+from wirespeed.gateware.mdio import MDIOMaster
+from wirespeed.gateware.mgmt import UartBridge
 from wirespeed.gateware.modifier import Modifier
 from wirespeed.gateware.port import HIST_BINS, TesterPort
 from wirespeed.gateware.prng import RandomRange
@@ -170,6 +173,9 @@ BLOCKS = {
                     max_frames=CONFIG["config"].capture_frames)))),
     "mac": ("LiteEth MAC, GMII 8-bit (Verilog)", _mac),
     "timebase": ("Timebase", _amaranth(Timebase)),
+    "gaps": ("GapTracker (gap and loss tracker)", _amaranth(GapTracker)),
+    "uart_bridge": ("UartBridge (Etherbone over the UART, 1 Mbaud)", _amaranth(lambda: UartBridge(CLK_HZ, 1_000_000))),
+    "mdio": ("MDIOMaster", _amaranth(lambda: MDIOMaster(CLK_HZ))),
     "bank": ("RegisterBank of the two-port tester", _top_bank),
     "port": ("one tester port with its register bank",
              _amaranth(lambda: _WithBank(lambda bank: TesterPort(bank, 0, CONFIG["config"])), with_mac=True)),
