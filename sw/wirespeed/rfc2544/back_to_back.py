@@ -168,8 +168,8 @@ def buffer_time(mean_burst_frames: float, line_rate: float,
         Corrected DUT buffer time = implied - implied * measured throughput / max theoretical frame rate
 
     Returns (implied, corrected) in seconds; corrected is None without a measured throughput
-    (RFC 2544 26.1) for the frame size. (Check: the formula and the section number were written
-    from memory of RFC 9004; its text could not be retrieved when this was written.)"""
+    (RFC 2544 26.1) for the frame size. (The RFC's text could not be retrieved here; the formula
+    agrees with an independent public summary of RFC 9004 sections 6.4-7: docs/rfc2544.md.)"""
     implied = mean_burst_frames / line_rate
     if throughput_fps is None:
         return implied, None
