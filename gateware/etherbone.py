@@ -229,8 +229,10 @@ class EtherboneEngine(wiring.Component):
             with m.State("R_W1"):      # csr_r_stb is high in this cycle
                 m.next = "R_W2"
             with m.State("R_W2"):
+                m.next = "R_W3"
+            with m.State("R_W3"):
                 m.next = "R_DATA"
-            with m.State("R_DATA"):    # csr_r_data is valid
+            with m.State("R_DATA"):    # csr_r_data is valid (the second edge after the strobe)
                 m.d.comb += [ans_addr.eq(idx), ans_w.data.eq(Mux(in_range, self.csr_r_data, 0)),
                              ans_w.en.eq(1)]
                 m.d.sync += idx.eq(idx + 1)

@@ -7,9 +7,10 @@ bank is kept here, small: declare registers with :meth:`RegisterBank.add`, wire 
 signals into the design, and export the map with :meth:`RegisterBank.register_map`.
 
 Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. A read strobe samples
-``addr`` on a clock edge; ``r_data`` is valid after the following edge (a read takes two
-cycles, which lets memory windows use synchronous block RAM) and holds until the next read.
-Read strobes come at most every other cycle. A write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register
+``addr`` on a clock edge; ``r_data`` is valid after the second edge that follows (a read takes
+three cycles: memory windows read synchronous block RAM on the first, whose output, 5.8 ns
+after the clock on the ECP5, goes into a register of its own before any multiplexing on the
+second) and holds until the next read. Read strobes come at most every third cycle. A write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register
 wider than 32 bits latches its upper words, so a live 64-bit value is read consistently low
 word first.
 """
@@ -25,6 +26,8 @@ from .regmap import Register, RegisterMap
 __all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH"]
 
 ADDR_WIDTH = 16
+#: register words per first-stage read multiplexer (the read path's pipeline, see elaborate)
+GROUP_WORDS = 32
 
 #: The CSR bus from the initiator's side (the host bridge drives addr, strobes and w_data);
 #: the register bank takes it as ``In(CSRBusSignature)``.
@@ -41,7 +44,7 @@ CSRBusSignature = wiring.Signature({
 class MemoryWindow:
     """The design's side of a memory window (see :meth:`RegisterBank.add_memory`).
 
-    Reads: the bank drives ``addr`` (entry index) during a read strobe and takes ``data``
+    Reads: the bank drives ``addr`` (entry index) during a read strobe and registers ``data``
     from the memory's synchronous read port on the next cycle. Writes (``"rw"`` windows
     only): for the cycle of a host write, ``w_en`` is high, ``w_addr`` is the entry and
     ``w_data`` is word ``w_word`` of it (least significant word 0): connect a write port with
@@ -137,7 +140,9 @@ class RegisterBank(wiring.Component):
                             else:
                                 m.d.comb += sig[32 * i:hi].eq(bus.w_data)
 
-        # memory windows: address the memory at the strobe, take its data a cycle later
+        # memory windows: address the memory at the strobe (edge 0), register its whole entry
+        # at edge 1 (nothing but a register behind a block RAM's slow output), select the word
+        # and OR the windows together into r_data at edge 2.
         window_words, w_hits = [], []
         for reg, window in self._windows:
             base, nwords = reg.offset >> 2, reg.words
@@ -167,40 +172,55 @@ class RegisterBank(wiring.Component):
             hit = Signal(name=f"{window.addr.name}_hit")
             sel = Signal(range(max(nwords, 2)), name=f"{window.addr.name}_sel")
             m.d.comb += window.addr.eq(entry)
-            m.d.sync += hit.eq(bus.r_stb & w_hit)
+            hit2 = Signal(name=f"{window.addr.name}_hit2")
+            m.d.sync += [hit.eq(bus.r_stb & w_hit), hit2.eq(hit)]
             with m.If(bus.r_stb):
                 m.d.sync += sel.eq(word_sel)
-            padded = Signal(32 * nwords, name=f"{window.addr.name}_padded")
-            m.d.comb += padded.eq(window.data)
-            window_words.append(Mux(hit, padded.word_select(sel, 32), 0))
-        # the window's data, the edge after its strobe (no window is hit otherwise)
+            entry_q = Signal(32 * nwords, name=f"{window.addr.name}_q")
+            with m.If(hit):
+                m.d.sync += entry_q.eq(window.data)
+            window_words.append(Mux(hit2, entry_q.word_select(sel, 32), 0))
+        # the window's data, the second edge after its strobe (no window is hit otherwise)
         window_read = Signal()
-        m.d.sync += window_read.eq(bus.r_stb & Cat(w_hits).any())
-        with m.If(window_read):
+        window_read2 = Signal()
+        m.d.sync += [window_read.eq(bus.r_stb & Cat(w_hits).any()), window_read2.eq(window_read)]
+        with m.If(window_read2):
             m.d.sync += bus.r_data.eq(_or_tree(window_words))
 
-        # registers, at the strobe's edge (a window's or an unmapped address reads 0 here).
-        # One flat Switch: yosys maps it to fewer LUTs than a decode in two levels (AND-OR per
-        # 32-word group, or nested switches) did; docs/performance.md.
-        with m.If(bus.r_stb):
-            with m.Switch(bus.addr):
-                for reg, sig in self._regs:
-                    if reg.access == "w" or sig is None:
-                        continue
-                    latched = sig
-                    if reg.access == "r" and reg.words > 1:
-                        latched = Signal(reg.width - 32, name=f"{sig.name}_hi")
-                    for i, off in enumerate(reg.word_offsets):
-                        hi = min(32 * (i + 1), reg.width)
-                        with m.Case(off >> 2):
-                            if latched is sig or i == 0:
-                                m.d.sync += bus.r_data.eq(sig[32 * i:hi])
-                            else:
-                                m.d.sync += bus.r_data.eq(latched[32 * (i - 1):hi - 32])
-                            if latched is not sig and i == 0:
-                                m.d.sync += latched.eq(sig[32:])
-                with m.Default():
-                    m.d.sync += bus.r_data.eq(Const(0, 32))
+        # registers, in two pipeline stages (a window's or an unmapped address reads 0 here):
+        # at the strobe's edge every group of GROUP_WORDS words registers its addressed word (0
+        # unless the address is in the group), at the next edge r_data takes the OR of the
+        # groups. Reading word 0 of a wider read-only register latches its upper words at the
+        # strobe's edge, so they are read consistently afterwards.
+        groups = {}
+        for reg, sig in self._regs:
+            if reg.access == "w" or sig is None:
+                continue
+            latched = sig
+            if reg.access == "r" and reg.words > 1:
+                latched = Signal(reg.width - 32, name=f"{sig.name}_hi")
+                with m.If(bus.r_stb & (addr == reg.offset >> 2)):
+                    m.d.sync += latched.eq(sig[32:])
+            for i, off in enumerate(reg.word_offsets):
+                hi = min(32 * (i + 1), reg.width)
+                value = sig[32 * i:hi] if latched is sig or i == 0 else latched[32 * (i - 1):hi - 32]
+                groups.setdefault((off >> 2) // GROUP_WORDS, []).append(((off >> 2) % GROUP_WORDS, value))
+        group_words = []
+        low_bits = (GROUP_WORDS - 1).bit_length()
+        for group, words in sorted(groups.items()):
+            word_q = Signal(32, name=f"r_group{group}_q")
+            with m.If(bus.r_stb):
+                m.d.sync += word_q.eq(0)
+                with m.If(addr[low_bits:] == group):
+                    with m.Switch(addr[:low_bits]):
+                        for index, value in words:
+                            with m.Case(index):
+                                m.d.sync += word_q.eq(value)
+            group_words.append(word_q)
+        reg_read = Signal()
+        m.d.sync += reg_read.eq(bus.r_stb)
+        with m.If(reg_read):
+            m.d.sync += bus.r_data.eq(_or_tree(group_words))
         return m
 
 

@@ -81,7 +81,8 @@ public:
         top_->csr_r_stb = 1;
         tick();
         top_->csr_r_stb = 0;
-        tick();  // r_data is valid after the edge that follows the strobe (memory windows)
+        tick();
+        tick();  // r_data is valid after the second edge that follows the strobe (memory windows)
         return top_->csr_r_data;
     }
 

@@ -24,7 +24,7 @@ class BankBus:
             ctx.set(self.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(self.bus.r_stb, 0)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
             out.append(ctx.get(self.bus.r_data))
         return out
 

@@ -54,7 +54,7 @@ class BusModel:
             assert not self._pending, "read strobes closer than the bus allows"
             value = self.read_word(addr)
             self.log.append(("R", addr, value))
-            self._pending.append([2, value])
+            self._pending.append([3, value])   # valid after the second edge after the strobe
 
 
 def run_engine(frames, *, seed=0, o_ready=1.0, i_gaps=0.0, max_cycles=400_000):

@@ -47,7 +47,7 @@ def test_access_semantics():
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick()   # r_data holds until the next read
+            await ctx.tick().repeat(2)   # valid after the second edge; r_data holds until the next read
             return ctx.get(bank.bus.r_data)
 
         assert await read(rmap["a.cfg"].offset) == 0x1234
@@ -148,7 +148,7 @@ def test_read_write_memory_window(width):
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
             words.append(ctx.get(bank.bus.r_data))
         assert reg.entries(words) == values
 

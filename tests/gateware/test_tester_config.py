@@ -169,7 +169,7 @@ def test_every_register_reads_back_through_the_staged_decode():
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
             return ctx.get(bank.bus.r_data)
 
         async def write(word, value):

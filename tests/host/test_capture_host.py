@@ -161,7 +161,7 @@ def test_gateware_words_decode_to_the_frames_sent(tmp_path):
                     ctx.set(bank.bus.r_stb, 1)
                     await ctx.tick()
                     ctx.set(bank.bus.r_stb, 0)
-                    await ctx.tick()
+                    await ctx.tick().repeat(2)
                     words[off] = ctx.get(bank.bus.r_data)
 
     sim = Simulator(m)

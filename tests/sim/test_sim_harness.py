@@ -168,20 +168,20 @@ def test_probe(sim):
     assert r.pr == 1 and r.pf == 0
 
 
-def test_csr_reads_take_two_cycles_and_writes_one(sim):
+def test_csr_reads_take_three_cycles_and_writes_one(sim):
     c = Client(sim.host, sim.port)
     try:
-        # reads of the cycle counter within one record are exactly two cycles apart
+        # reads of the cycle counter within one record are exactly three cycles apart
         got = c.read(*([CYCLE * 4] * 20))
-        assert [b - a for a, b in zip(got, got[1:])] == [2] * 19
-        # records run in order, writes before reads, one cycle per write, two per read
+        assert [b - a for a, b in zip(got, got[1:])] == [3] * 19
+        # records run in order, writes before reads, one cycle per write, three per read
         r1, r2 = EtherboneRecord(), EtherboneRecord()
         r1.reads = EtherboneReads(base_ret_addr=5, addrs=[CYCLE * 4])
         r2.writes = EtherboneWrites(base_addr=0, datas=[1, 2, 3])
         r2.reads = EtherboneReads(base_ret_addr=6, addrs=[CYCLE * 4])
         c.send(r1, r2)
         (a,), (b,) = c.reply(5)
-        assert b - a == 3 + 2
+        assert b - a == 3 + 3
     finally:
         c.close()
 

@@ -51,7 +51,8 @@ class Bus:
         await RisingEdge(self.dut.clk)
         self.dut.csr_r_stb.value = 0
         await RisingEdge(self.dut.clk)
-        await ReadOnly()               # r_data as the edge after the strobe left it (protocol)
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()               # r_data as the second edge after the strobe left it (protocol)
         value = int(self.dut.csr_r_data.value)
         await RisingEdge(self.dut.clk)
         return value

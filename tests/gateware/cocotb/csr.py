@@ -45,7 +45,8 @@ class Csr:
         await RisingEdge(self.dut.clk)
         self.dut.csr_r_stb.value = 0
         await RisingEdge(self.dut.clk)
-        await ReadOnly()               # r_data lands on this edge
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()               # r_data lands on this edge (the second after the strobe)
         value = int(self.dut.csr_r_data.value)
         await RisingEdge(self.dut.clk)
         return value

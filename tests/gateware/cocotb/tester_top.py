@@ -65,7 +65,10 @@ class Tester:
             t_edge = t_edge if t_edge is not None else get_sim_time("ns")
             self.dut.csr_r_stb.value = 0
             await RisingEdge(self.dut.clk)
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()          # r_data lands on the second edge after the strobe
             words.append(int(self.dut.csr_r_data.value))
+            await RisingEdge(self.dut.clk)
         value = reg.join(words)
         return (value, t_edge) if with_time else value
 
@@ -79,7 +82,8 @@ class Tester:
             await RisingEdge(self.dut.clk)
             self.dut.csr_r_stb.value = 0
             await RisingEdge(self.dut.clk)
-            await ReadOnly()          # the window's data lands on this edge
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()          # the window's data lands on this edge (the second after the strobe)
             words.append(int(self.dut.csr_r_data.value))
             await RisingEdge(self.dut.clk)
         return reg.join(words)
