@@ -33,8 +33,10 @@ statistics (:mod:`wirespeed.gateware.stream_stats`) and the gap and loss tracker
 Widths: 64-bit counters and sums, a 96-bit sum of squares: in 24 hours at 1.488 Mframes/s
 no counter wraps, the sums hold a mean latency up to 143 ms and the sum of squares an RMS
 latency up to 0.78 s (docs/analyzer.md). The analyzer is always ready: it never
-backpressures the MAC. Pipeline: the last byte, then decode, latency definition, count and
-event, square and jitter, one clock each; a new frame may end on every clock.
+backpressures the MAC. Pipeline (125 MHz on ECP5), one clock each: the last byte, then
+decode, latency definition, count and event (and beside them the square's three 16x16
+partial products and |latency - previous latency|, registered), then the sum of squares and
+the jitter sum; a new frame may end on every clock.
 """
 
 from amaranth import Module, Signal, Cat, Mux
@@ -98,13 +100,18 @@ class Analyzer(wiring.Component):
         done = Signal()
         done_err = Signal()
         done_len = Signal(16)                    # FCS included
+        # done_len >= SIG_FROM_END (long enough for a signature), decided here from ``length``
+        # rather than in the decode stage: count + FCS >= SIG_FROM_END in 16 bits
+        done_long = Signal()
+        long_from, long_to = F.SIG_FROM_END - F.FCS - 1, (1 << 16) - 1 - F.FCS - 1
         m.d.sync += done.eq(s.valid & s.p.last)
         with m.If(s.valid):
             m.d.sync += [length.eq(count), sig.eq(Cat(s.p.data, sig[:-8]))]
             with m.If(s.p.first):
                 m.d.sync += rx_ts.eq(self.now)
             with m.If(s.p.last):
-                m.d.sync += [done_err.eq(s.p.error), done_len.eq(count + F.FCS)]
+                m.d.sync += [done_err.eq(s.p.error), done_len.eq(count + F.FCS),
+                             done_long.eq(~s.p.first & (length >= long_from) & (length <= long_to))]
 
         # Decode stage: the window holds the last 16 bytes (the next frame may already be
         # shifting in behind, so everything needed later is registered here).
@@ -112,7 +119,7 @@ class Analyzer(wiring.Component):
         want_check = Signal(16)
         m.d.comb += want_check.eq(F.SIG_CHECK_SEED ^ sid ^ seq[16:] ^ seq[:16] ^ ts[32:] ^ ts[16:32] ^ ts[:16])
         is_test = Signal()
-        m.d.comb += is_test.eq((done_len >= F.SIG_FROM_END) & (magic == F.SIG_MAGIC) & (check == want_check))
+        m.d.comb += is_test.eq(done_long & (magic == F.SIG_MAGIC) & (check == want_check))
         d_valid, d_test, d_err = Signal(), Signal(), Signal()
         d_sid, d_seq, d_len, d_rx, d_raw = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
         d_tx = Signal(48)
@@ -120,64 +127,96 @@ class Analyzer(wiring.Component):
                      d_seq.eq(seq), d_len.eq(done_len), d_rx.eq(rx_ts),
                      d_raw.eq(rx_ts[:32] - ts[:32])]      # first bit in to first bit out, mod 2**32
 
-        # Latency definition stage.
+        # Latency definition stage. ``c_good``: a good test frame, registered (the enables of the
+        # count stage's latency registers are then one LUT after their comparison); ``sq_lat``:
+        # a copy of the latency of good test frames only, for the square's multipliers alone (a
+        # register placed by them rather than the widely used ``c_lat``: the multipliers' 3.9 ns
+        # leave little time for routing).
         serial = Signal(20)
-        m.d.comb += serial.eq(d_len * NS_PER_BYTE)
+        lat = Signal(32)
+        m.d.comb += [serial.eq(d_len * NS_PER_BYTE),
+                     lat.eq(Mux(self.lat_def == LAT_LAST_BIT, Mux(d_raw >= serial, d_raw - serial, 0), d_raw))]
         c_valid, c_test, c_err = Signal(), Signal(), Signal()
         c_sid, c_seq, c_len, c_rx, c_lat = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
         c_tx = Signal(48)
+        sq_lat = Signal(32)
         m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid), c_tx.eq(d_tx),
-                     c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(d_raw)]
-        with m.If(self.lat_def == LAT_LAST_BIT):
-            m.d.sync += c_lat.eq(Mux(d_raw >= serial, d_raw - serial, 0))
+                     c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(lat)]
+        c_good = Signal()
+        m.d.sync += c_good.eq(d_valid & d_test & ~d_err)
+        with m.If(d_valid & d_test & ~d_err):
+            m.d.sync += sq_lat.eq(lat)
 
         # Count stage: port counters and the per-frame event.
         m.d.comb += [self.ev_valid.eq(c_valid & c_test), self.ev_fcs_err.eq(c_err),
                      self.ev_sid.eq(c_sid), self.ev_seq.eq(c_seq), self.ev_latency.eq(c_lat),
                      self.ev_rx_ns.eq(c_rx), self.ev_tx_ns.eq(c_tx), self.ev_bytes.eq(c_len)]
+        # ``have_first``: rx_frames != 0, without a 64-bit zero test
+        have_first = Signal()
         with m.If(c_valid):
             with m.If(c_err):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)
-            with m.Elif(c_test):
-                m.d.sync += [
-                    self.rx_frames.eq(self.rx_frames + 1),
-                    self.rx_bytes.eq(self.rx_bytes + c_len),
-                    self.lat_sum.eq(self.lat_sum + c_lat),
-                    self.last_rx_ns.eq(c_rx),
-                ]
-                with m.If(c_lat < self.lat_min):
-                    m.d.sync += self.lat_min.eq(c_lat)
-                with m.If(c_lat > self.lat_max):
-                    m.d.sync += self.lat_max.eq(c_lat)
-                with m.If(self.rx_frames == 0):
-                    m.d.sync += self.first_rx_ns.eq(c_rx)
-            with m.Else():
+            with m.Elif(~c_test):
                 m.d.sync += self.other_frames.eq(self.other_frames + 1)
+        with m.If(c_good):
+            m.d.sync += [
+                self.rx_frames.eq(self.rx_frames + 1),
+                self.rx_bytes.eq(self.rx_bytes + c_len),
+                self.lat_sum.eq(self.lat_sum + c_lat),
+                self.last_rx_ns.eq(c_rx),
+                have_first.eq(1),
+            ]
+            with m.If(~have_first):
+                m.d.sync += self.first_rx_ns.eq(c_rx)
+        with m.If(c_good & (c_lat < self.lat_min)):
+            m.d.sync += self.lat_min.eq(c_lat)
+        with m.If(c_good & (c_lat > self.lat_max)):
+            m.d.sync += self.lat_max.eq(c_lat)
 
-        # Square stage: the sum of squares, the delay variation and the histogram sample.
+        # Square stage: the histogram sample (``lat_sample``/``lat_value``/``lat_sid``), the sum of
+        # squares and the jitter sum. Neither a 32x32 square nor a subtraction and its |.| fit in
+        # one clock with the wide accumulation after them (125 MHz on ECP5), so both are done
+        # beside the count stage, from its frame's latency, and registered: the square's three
+        # 16x16 partial products (one DSP multiplier each) and |latency - previous latency| (the
+        # previous good test frame's, from the second one after CLEAR on). This stage adds
+        # them up.
         s2 = Signal()
-        m.d.sync += s2.eq(c_valid & ~c_err & c_test)
+        m.d.sync += s2.eq(c_good)
         with m.If(c_valid):
             m.d.sync += [self.lat_value.eq(c_lat), self.lat_sid.eq(c_sid)]
-        have_prev = Signal()
-        prev = Signal(32)
-        square = Signal(64)
-        m.d.comb += [square.eq(self.lat_value * self.lat_value), self.lat_sample.eq(s2)]
+        m.d.comb += self.lat_sample.eq(s2)
+
+        hi, lo = sq_lat[16:], sq_lat[:16]           # c_lat when the count stage has a good frame
+        pp_hh, pp_hl, pp_ll = Signal(32), Signal(32), Signal(32)
+        m.d.sync += [pp_hh.eq(hi * hi), pp_hl.eq(hi * lo), pp_ll.eq(lo * lo)]
+        have_prev, j_valid = Signal(), Signal()
+        prev, j_diff = Signal(32), Signal(32)
+        m.d.sync += j_valid.eq(c_good & have_prev)
+        with m.If(c_good):
+            m.d.sync += [prev.eq(c_lat), have_prev.eq(1),
+                         j_diff.eq(Mux(c_lat >= prev, c_lat - prev, prev - c_lat))]
+
+        # lat_value**2 = (pp_hh << 32) + (pp_hl << 17) + pp_ll (hi * lo counts twice), where
+        # pp_hh << 32 and pp_ll do not overlap: the accumulation is a three-operand add, reduced
+        # to two by one level of full adders (carry save), then one 96-bit carry chain.
+        a, b = self.lat_sq_sum, Cat(pp_ll, pp_hh)
+        c = Signal(96)
+        m.d.comb += c.eq(pp_hl << 17)
+        csa_sum, csa_carry = Signal(96), Signal(96)
+        m.d.comb += [csa_sum.eq(a ^ b ^ c), csa_carry.eq((a & b) | (a & c) | (b & c))]
         with m.If(s2):
-            m.d.sync += [self.lat_sq_sum.eq(self.lat_sq_sum + square), prev.eq(self.lat_value),
-                         have_prev.eq(1)]
-            with m.If(have_prev):
-                with m.If(self.lat_value >= prev):
-                    m.d.sync += self.jitter_sum.eq(self.jitter_sum + (self.lat_value - prev))
-                with m.Else():
-                    m.d.sync += self.jitter_sum.eq(self.jitter_sum + (prev - self.lat_value))
+            m.d.sync += self.lat_sq_sum.eq(csa_sum + (csa_carry << 1))
+        with m.If(j_valid):
+            m.d.sync += self.jitter_sum.eq(self.jitter_sum + j_diff)
 
         with m.If(self.clear):
-            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0)]
+            # a frame counted on this clock is dropped here too (its square and variation with it)
+            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0),
+                         j_valid.eq(0)]
             m.d.sync += [
                 self.rx_frames.eq(0), self.rx_bytes.eq(0),
                 self.fcs_errors.eq(0), self.other_frames.eq(0), self.lat_min.eq(LAT_MIN_INIT),
                 self.lat_max.eq(LAT_MAX_INIT), self.lat_sum.eq(0), self.first_rx_ns.eq(0),
-                self.last_rx_ns.eq(0),
+                self.last_rx_ns.eq(0), have_first.eq(0),
             ]
         return m
