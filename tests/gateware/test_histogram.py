@@ -136,3 +136,44 @@ def test_bad_shapes_are_refused():
             else:
                 pytest.fail(f"Histogram({kwargs}) was accepted")
         gc.collect()
+
+
+@pytest.mark.parametrize("phase", range(-1, 8))
+def test_clear_drops_the_sample_in_flight(phase):
+    """A sample taken ``phase`` clocks before CLEAR (-1: on CLEAR's clock) is lost whatever
+    pipeline stage it has reached (no bin, no underflow/overflow, no total, no ``used`` bit
+    after the sweep), and a sample after the sweep counts normally."""
+    bins, streams = 16, 2
+    dut = Histogram(bins=bins, streams=streams)
+
+    async def bench(ctx):
+        ctx.set(dut.offset, 100)
+        ctx.set(dut.shift, 0)
+        await clear(ctx, dut)
+        for stream, value in ((0, 105), (1, 50), (1, 500)):      # a bin, an underflow, an overflow
+            ctx.set(dut.stream, stream)
+            ctx.set(dut.value, value)
+            ctx.set(dut.sample, 1)
+            if phase < 0:
+                await clear(ctx, dut)      # sample and CLEAR on the same clock
+                ctx.set(dut.sample, 0)
+            else:
+                await ctx.tick()
+                ctx.set(dut.sample, 0)
+                if phase:
+                    await ctx.tick().repeat(phase)
+                await clear(ctx, dut)
+            await ctx.tick().repeat(8)
+            got_bins, got_uo = await read_all(ctx, dut)
+            assert got_bins == [[0] * bins] * streams and got_uo == [(0, 0)] * streams
+            assert (ctx.get(dut.underflow), ctx.get(dut.overflow), ctx.get(dut.used)) == (0, 0, 0)
+        ctx.set(dut.stream, 1)
+        ctx.set(dut.value, 107)
+        ctx.set(dut.sample, 1)
+        await ctx.tick()
+        ctx.set(dut.sample, 0)
+        await ctx.tick().repeat(8)
+        got_bins, _ = await read_all(ctx, dut)
+        assert got_bins[1][7] == 1 and sum(map(sum, got_bins)) == 1 and ctx.get(dut.used) == 0b10
+
+    run(dut, bench)
