@@ -10,6 +10,15 @@ take; the generator ``take``s it (``take_stream``, ``take_period``: the stream's
 when its due time has come and the line is free, so a frame held up by the line does not
 shift the ones after it, and the long-run rate of every stream is exact to 2**-32 cycles.
 
+Pipelined for the 125 MHz sys clock (details in :meth:`elaborate`), with the timing of a
+one-stage scan: a pass takes n_streams cycles from START or from a take, and the pick is
+offered at its end (the first n_streams + 1 cycles after START), though the scan that finds
+it runs three stages deep (read, check, compare) and restarts a few cycles after a take: the
+first pick of a trial is worked out from the configuration alone (no due time is known yet),
+and the first after a take is the earlier of the taken stream's new due time and the second
+earliest of the scan's last pass. A take's add and write are the cycle after it; takes come
+at least four cycles apart (the generator prepares a frame in between).
+
 Trial end: ``mode`` 0, duration: a stream sends frame k only if it is due before
 ``duration`` cycles; ``mode`` 1, count: the port sends ``count`` frames in all.
 
@@ -32,6 +41,12 @@ __all__ = ["StreamScheduler", "MODE_DURATION", "MODE_COUNT"]
 
 MODE_DURATION = 0
 MODE_COUNT = 1
+
+
+def _less(a, b):
+    """``a < b`` (unsigned, equal widths) as the borrow bit of ``a - b``: the carry chain's
+    own last output, with no inverter after it (as ``a < b`` maps to)."""
+    return (a - b)[len(a)]
 
 
 class StreamScheduler(wiring.Component):
@@ -57,73 +72,252 @@ class StreamScheduler(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.n_streams
+        # due times, Q48.32; the scan reads the integer part only (synthesis drops the
+        # fraction bits of its read port)
         m.submodules.dues = dues = Memory(shape=80, depth=n, init=[])
         scan_rd = dues.read_port(domain="comb")
         take_rd = dues.read_port(domain="comb")
         wr = dues.write_port()
         known = Signal(n)              # due time written since START (else its start)
 
-        # phase switch, registered (static during a trial): the start due time of each stream
-        # (phase_at for phase 2 streams, else 0) and the limit of the phase 1 streams
+        # phase switch and trial end, registered (static during a trial): the start due time
+        # of each stream (phase_at for phase 2 streams, else 0), the limit of the phase 1
+        # streams, and whether a stream not yet taken (due at its start) may send
         phase_on = Signal()
         phase_base = Signal(48)
         phase2 = Signal(n)
         phase_lim = Signal(64)
         m.d.sync += [phase_on.eq(self.phase_at != 0), phase_base.eq(self.phase_at[:48]),
                      phase2.eq(Mux(self.phase_at != 0, self.phase2, 0)), phase_lim.eq(self.phase_at)]
-
-        def start_due(stream):
-            """The due time (integer cycles) of ``stream`` before its first take."""
-            return phase2.bit_select(stream, 1).replicate(48) & phase_base
-
-        def phase_ok(stream, due):
-            """Phase 1 streams stop at phase_at."""
-            return ~phase_on | phase2.bit_select(stream, 1) | (due < phase_lim)
+        start_ok = Signal()            # due 0 (phase 1, or no phase switch)
+        start_ok2 = Signal()           # due phase_base (phase 2)
+        m.d.sync += [start_ok.eq((self.mode == MODE_COUNT) | (self.duration != 0)),
+                     start_ok2.eq((self.mode == MODE_COUNT) | (self.phase_at[:48] < self.duration))]
 
         cycle = Signal(48)             # cycles since START
         taken = Signal(64)             # frames taken this trial (count mode)
+        count_ok = Signal()            # taken < count, a cycle late (constant between takes)
+        m.d.sync += count_ok.eq(taken < self.count)
 
-        # scan: one stream per cycle; a pick is offered after a whole pass without a take
+        # --- passes and picks ------------------------------------------------------------
+        # The passes the picks keep time with, as a one-stage scan had them: a pass runs n
+        # cycles, from START or from a take (``p`` counts them, while sending); at the end of
+        # each the pick is published on ``pick_*`` (``pick_valid``: a stream may send, and
+        # the count is not reached), or ``sending`` ends if none and no frame is prepared. The
+        # scan below finds the picks three stages behind, so a pass's end takes its pick from
+        # elsewhere: the first after START from the configuration (``first_*``: no due time is
+        # known yet); the first after a take from ``r_*``, the earlier of the taken stream's
+        # new due time and the second earliest of the scan's last pass before the take,
+        # whose earliest the generator took (the scan restarts once the moved due time is
+        # written, its passes ending three cycles after these); the others from the scan's
+        # latest complete pass (``res_*``), the same while no take comes.
+        #
+        # *scan*, one stream per cycle in three stages: *read* (stream q): its due time,
+        # registered; *evaluate*: check it against the trial end and the phase limit;
+        # *compare*: keep the earliest and second earliest due (ties: the lower stream, seen
+        # first in a scan pass, streams 0 to n - 1). START fills the pipeline itself (no due
+        # time is known yet, none is read): stream 0 is compared the cycle after START (and
+        # evaluated there, on the configuration as START's cycle left it), stream 1 evaluated
+        # and stream 2 read.
         p = Signal(range(n))
-        best_valid = Signal()
-        best = Signal(range(n))
-        best_due = Signal(48)
-        m.d.comb += scan_rd.addr.eq(p)
-        due_p = Signal(48)
-        m.d.comb += due_p.eq(Mux(known.bit_select(p, 1), scan_rd.data[32:], start_due(p)))
-        active = Signal()
-        with m.If(self.mode == MODE_COUNT):
-            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (taken < self.count) & phase_ok(p, due_p))
-        with m.Else():
-            m.d.comb += active.eq(self.stream_en.bit_select(p, 1) & (due_p < self.duration) & phase_ok(p, due_p))
+        q = Signal(range(n))           # stream read
+        bubble = Signal()              # the cycle after a take: nothing read
+        a_valid = Signal()             # a stream to evaluate
+        a_stream = Signal(range(n))
+        a_due = Signal(48)             # its due time read (if known)
+        a_known = Signal()             # its known, phase2 and stream_en bits
+        a_phase2 = Signal()
+        a_en = Signal()
+        c_valid = Signal()             # a stream to compare
+        c_first = Signal()             # stream 0 in the first scan pass after START
+        c_zero = Signal()              # the scan pass's first stream
+        c_last = Signal()              # its last
+        c_stream = Signal(range(n))
+        c_due = Signal(48)
+        b1_valid, b1, b1_due = Signal(), Signal(range(n)), Signal(48)     # earliest so far
+        b2_valid, b2, b2_due = Signal(), Signal(range(n)), Signal(48)     # second earliest
 
+        # read
+        m.d.comb += scan_rd.addr.eq(q)
+        m.d.sync += [a_valid.eq(self.sending & ~self.take & ~bubble), a_stream.eq(q), a_due.eq(scan_rd.data[32:]),
+                     a_known.eq(known.bit_select(q, 1)), a_phase2.eq(phase2.bit_select(q, 1)),
+                     a_en.eq(self.stream_en.bit_select(q, 1)), bubble.eq(0)]
         with m.If(self.take):
-            m.d.sync += [p.eq(0), best_valid.eq(0), self.pick_valid.eq(0)]
-        with m.Elif(self.sending):
-            m.d.sync += p.eq(p + 1)
-            better = active & (~best_valid | (due_p < best_due))
-            last = p == n - 1
-            with m.If(last):
-                # a full pass ends: publish, and start the next pass afresh
-                m.d.sync += [
-                    self.pick_valid.eq(best_valid | better),
-                    best_valid.eq(0),
-                ]
-                m.d.sync += self.pick_stream.eq(Mux(better, p, best))
-                with m.If(~best_valid & ~better & ~self.prepared):
-                    m.d.sync += self.sending.eq(0)      # nothing left to send
-            with m.Elif(better):
-                m.d.sync += [best_valid.eq(1), best.eq(p), best_due.eq(due_p)]
+            m.d.sync += [q.eq(0), bubble.eq(1)]
+        with m.Elif(self.sending & ~bubble):
+            m.d.sync += q.eq(q + 1)
 
-        # take: move the stream's due time on by its period
+        # evaluate: the two checks on the due time read are registered apart and put together
+        # by the compare stage (off its carries); a trial end by count, or a limit at or above
+        # 2**48, sets the compare's top bit
+        c_dlt = Signal()               # due before the trial end
+        c_plt = Signal()               # due before phase_at (phase 1 limit)
+        c_st = Signal()                # enabled, not known, and may send at its start
+        c_rd = Signal()                # enabled and known: the checks count
+        c_p2 = Signal()                # a phase 2 stream (no phase 1 limit)
+        m.d.sync += [
+            c_valid.eq(a_valid & ~self.take),
+            c_first.eq(0),
+            c_zero.eq(a_stream == 0),
+            c_last.eq(a_stream == n - 1),
+            c_stream.eq(a_stream),
+            c_due.eq(Mux(a_known, a_due, a_phase2.replicate(48) & phase_base)),
+            c_dlt.eq(a_due < Cat(self.duration[:48], (self.mode == MODE_COUNT) | (self.duration[48:] != 0))),
+            c_plt.eq(a_due < Cat(phase_lim[:48], ~phase_on | (phase_lim[48:] != 0))),
+            c_st.eq(a_en & ~a_known & Mux(a_phase2, start_ok2, start_ok)),
+            c_rd.eq(a_en & a_known),
+            c_p2.eq(a_phase2),
+        ]
+
+        # compare (the first compare after START is stream 0 at its start, evaluated here: the
+        # registered configuration is START's then). Each register's enable is the borrow of
+        # its due time compare (``_less``), whose top bit (from registers) forces it on (no
+        # stream kept yet in the scan pass) or off (no compare, or the stream may not send).
+        # b2 is kept only with b1, and is never earlier: a stream earlier than b1 is earlier
+        # than b2.
+        step = Signal()                # a compare this cycle
+        c_okf = Signal()               # enabled, not past the trial end or its phase limit
+        keep1, keep2 = Signal(), Signal()   # b1, b2 hold a stream of this scan pass
+        m.d.comb += [
+            step.eq(~self.take & self.sending & c_valid),
+            c_okf.eq(Mux(c_first, self.stream_en[0] & Mux(phase2[0], start_ok2, start_ok),
+                         c_st | (c_rd & c_dlt & (c_p2 | c_plt)))),
+            keep1.eq(~c_zero & b1_valid),
+            keep2.eq(~c_zero & b2_valid),
+        ]
+        en1, en2 = Signal(), Signal()  # the stream is the earliest so far / b2 changes
+        m.d.comb += [
+            en1.eq(_less(Cat(c_due, ~(step & c_okf)), Cat(b1_due, step & c_okf & ~keep1))),
+            en2.eq(_less(Cat(c_due, ~(step & c_okf)), Cat(b2_due, step & c_okf & ~keep2))),
+        ]
+        with m.If(step):
+            m.d.sync += [b1_valid.eq(keep1 | en1), b2_valid.eq(Mux(en2, ~en1 | keep1, keep2))]
+        with m.If(en1):
+            m.d.sync += [b1.eq(c_stream), b1_due.eq(Mux(c_first, phase2[0].replicate(48) & phase_base, c_due))]
+        with m.If(en2):
+            m.d.sync += [b2.eq(Mux(en1, b1, c_stream)), b2_due.eq(Mux(en1, b1_due, c_due))]
+        # a scan pass ends: the cycle after, its two earliest are kept (``last_*``, for the
+        # first pick after the next take) and its earliest is the pick (``res_*``)
+        scan_end = Signal()
+        m.d.comb += scan_end.eq(step & c_last)
+        kept = Signal()                # the cycle after a scan pass's end
+        last_fresh = Signal()          # last_* are of the table as it is (no take since)
+        last1_valid, last1 = Signal(), Signal(range(n))
+        last2_valid, last2, last2_due = Signal(), Signal(range(n)), Signal(48)
+        m.d.sync += kept.eq(scan_end & ~(self.start & self.enable))     # not the last trial's
+        with m.If(kept):
+            m.d.sync += [last_fresh.eq(1), last1_valid.eq(b1_valid), last1.eq(b1),
+                         last2_valid.eq(b2_valid), last2.eq(b2), last2_due.eq(b2_due)]
+
+        # --- take: move the stream's due time on by its period ---------------------------
+        # the due time is read in the take's cycle (``take_due``) and registered with the
+        # period; the add and the write are the next cycle, and the new due time is
+        # registered too (``x_due``)
         m.d.comb += take_rd.addr.eq(self.take_stream)
         cur = Signal(80)
         m.d.comb += [cur.eq(Mux(known.bit_select(self.take_stream, 1), take_rd.data,
-                                Cat(Const(0, 32), start_due(self.take_stream)))),
+                                Cat(Const(0, 32), phase2.bit_select(self.take_stream, 1).replicate(48) & phase_base))),
                      self.take_due.eq(cur[32:])]
+        t_add = Signal()               # the cycle after a take: add and write
+        t_merge = Signal()             # the cycle after: the first pick after the take
+        t_stream = Signal(range(n))
+        t_cur = Signal(80)
+        t_period = Signal(64)
+        x_due = Signal(48)
+        m.d.sync += [t_add.eq(self.take), t_merge.eq(t_add)]
         with m.If(self.take):
-            m.d.comb += [wr.addr.eq(self.take_stream), wr.data.eq(cur + self.take_period), wr.en.eq(1)]
+            m.d.sync += [t_stream.eq(self.take_stream), t_cur.eq(cur), t_period.eq(self.take_period)]
+        m.d.comb += [wr.addr.eq(t_stream), wr.data.eq(t_cur + t_period), wr.en.eq(t_add)]
+        with m.If(t_add):
+            m.d.sync += x_due.eq(wr.data[32:])
+        with m.If(self.take):
             m.d.sync += [known.eq(known | (Const(1, n) << self.take_stream)), taken.eq(taken + 1)]
+
+        # the first pick after a take: the taken stream x at its new due time, checked as in
+        # the scan, against the second earliest of the scan's last pass (``last2``), whose
+        # earliest was x (ties: the lower stream). Otherwise (a take in the first pass after
+        # START, only when START cuts into the preparing of a frame, or after a change of the
+        # configuration during the trial) the pick waits for the scan, published a pass or more
+        # later than a one-stage scan had it. The checks and the compare are the cycle after the write, the
+        # choice (``r_at``) the next, or the same with two streams (a pass of two cycles ends
+        # with it).
+        x_ok_c, x_lt_c, r_sure_c = Signal(), Signal(), Signal()
+        m.d.comb += [
+            r_sure_c.eq(last_fresh & last1_valid & (last1 == t_stream)),
+            x_ok_c.eq(self.stream_en.bit_select(t_stream, 1) &
+                      ((self.mode == MODE_COUNT) | (self.duration[48:] != 0) | (x_due < self.duration[:48])) &
+                      (~phase_on | phase2.bit_select(t_stream, 1) | (phase_lim[48:] != 0) | (x_due < phase_lim[:48]))),
+            x_lt_c.eq(Cat(t_stream, x_due) < Cat(last2, last2_due)),
+        ]
+        with m.If(t_merge):
+            m.d.sync += last_fresh.eq(0)
+        if n == 2:
+            r_at, x_ok, x_lt, r_sure = t_merge, x_ok_c, x_lt_c, r_sure_c
+        else:
+            r_at, x_ok, x_lt, r_sure = Signal(), Signal(), Signal(), Signal()
+            m.d.sync += r_at.eq(t_merge)
+            with m.If(t_merge):
+                m.d.sync += [x_ok.eq(x_ok_c), x_lt.eq(x_lt_c), r_sure.eq(r_sure_c)]
+        r_found = Signal()
+        r_pick = Signal(range(n))
+        m.d.comb += [r_found.eq(x_ok | last2_valid),
+                     r_pick.eq(Mux(x_ok & (~last2_valid | x_lt), t_stream, last2))]
+
+        # the first pass after START: no due time is known, so its pick is the lowest stream
+        # that may send at its start due time, 0 (phase 1, or no phase switch) before
+        # phase_base (phase 2) unless phase_base is 0 too; from registers, every cycle, in two
+        # stages (one with two streams: the pick is wanted two cycles after START)
+        e_lo, e_hi = Signal(n), Signal(n)       # may send, due 0 / due phase_base
+        lo_any, base_zero = Signal(), Signal()
+        first_found = Signal()
+        first_pick = Signal(range(n))
+        stage1 = [e_lo.eq(self.stream_en & ~phase2 & start_ok.replicate(n)),
+                  e_hi.eq(self.stream_en & phase2 & start_ok2.replicate(n)),
+                  lo_any.eq((self.stream_en & ~phase2).any() & start_ok)]
+        m.d.comb += stage1 if n == 2 else []
+        m.d.sync += ([] if n == 2 else stage1) + [base_zero.eq(self.phase_at[:48] == 0)]
+        m.d.sync += first_found.eq((e_lo | e_hi).any())
+        early = Mux(base_zero | ~lo_any, e_lo | e_hi, e_lo)
+        for i in reversed(range(n)):
+            with m.If(early[i]):
+                m.d.sync += first_pick.eq(i)
+        in_first = Signal()            # in the first pass after START
+
+        # the pick a pass's end publishes, but for the first pass after START: the one worked
+        # out after the take, then the earliest of the scan's latest pass (``res_*``; none
+        # after a take the scan's last pass does not fit, until the scan has passed again)
+        res_valid = Signal()
+        res_found = Signal()
+        res_pick = Signal(range(n))
+        with m.If(self.take):
+            m.d.sync += res_valid.eq(0)
+        with m.Elif(r_at):
+            m.d.sync += [res_valid.eq(r_sure), res_found.eq(r_found), res_pick.eq(r_pick)]
+        with m.Elif(kept):
+            m.d.sync += [res_valid.eq(1), res_found.eq(b1_valid), res_pick.eq(b1)]
+        pub_valid = Signal()           # what the pass's end publishes
+        pub_found = Signal()
+        pub_pick = Signal(range(n))
+        with m.If(in_first):
+            m.d.comb += [pub_valid.eq(1), pub_found.eq(first_found), pub_pick.eq(first_pick)]
+        if n == 2:
+            # a pass of two cycles ends with the merge after a take
+            with m.Elif(r_at & r_sure):
+                m.d.comb += [pub_valid.eq(1), pub_found.eq(r_found), pub_pick.eq(r_pick)]
+        with m.Else():
+            m.d.comb += [pub_valid.eq(res_valid), pub_found.eq(res_found), pub_pick.eq(res_pick)]
+
+        with m.If(self.take):
+            m.d.sync += [p.eq(0), self.pick_valid.eq(0), in_first.eq(0)]
+        with m.Elif(self.sending):
+            m.d.sync += p.eq(p + 1)
+            with m.If(p == n - 1):
+                m.d.sync += in_first.eq(0)
+            with m.If((p == n - 1) & pub_valid):
+                found = count_ok & pub_found
+                m.d.sync += [self.pick_valid.eq(found), self.pick_stream.eq(pub_pick)]
+                with m.If(~found & ~self.prepared):
+                    m.d.sync += self.sending.eq(0)      # nothing left to send
 
         # launch
         in_burst = Signal(32)          # frames of the current burst gone
@@ -134,12 +328,16 @@ class StreamScheduler(wiring.Component):
             m.d.comb += self.go.eq(self.prepared & self.line_free & burst_open)
         with m.Else():
             m.d.comb += self.go.eq(self.prepared & self.line_free & (cycle >= self.prepared_due))
-        with m.If(self.go):
+        # the burst count and the gap move on the cycle after a launch, off ``go``'s path: a
+        # frame cannot leave then (``prepared`` is low), so nothing reads them before
+        went = Signal()
+        m.d.sync += went.eq(self.go)
+        with m.If(went):
             with m.If(in_burst >= self.burst_len):
                 m.d.sync += in_burst.eq(1)
             with m.Else():
                 m.d.sync += in_burst.eq(in_burst + 1)
-            m.d.sync += gap.eq(0)
+            m.d.sync += gap.eq(self.line_free)           # 0 at the launch, counting from now
         with m.Elif(self.line_free & (gap != 0xFFFFFFFF)):
             m.d.sync += gap.eq(gap + 1)
 
@@ -150,7 +348,14 @@ class StreamScheduler(wiring.Component):
             m.d.sync += [cycle.eq(cycle + 1), clock_on.eq(1)]
         with m.If(self.start & self.enable):
             m.d.sync += [cycle.eq(0), clock_on.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
-                         best_valid.eq(0), self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0)]
+                         self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0), went.eq(0),
+                         last_fresh.eq(0), res_valid.eq(0), in_first.eq(1)]
+            # the first scan pass fills the pipeline: stream 0 compared next (evaluated there),
+            # stream 1 evaluated next (not known; its phase2 bit as the configuration has it
+            # now), stream 2 read next
+            m.d.sync += [c_valid.eq(1), c_first.eq(1), c_zero.eq(1), c_last.eq(0), c_stream.eq(0),
+                         a_valid.eq(1), a_stream.eq(1), a_known.eq(0), a_en.eq(self.stream_en[1]),
+                         a_phase2.eq((self.phase_at != 0) & self.phase2[1]), q.eq(2 % n), bubble.eq(0)]
         with m.Elif(self.stop):
             m.d.sync += [self.sending.eq(0), self.pick_valid.eq(0)]
         return m
