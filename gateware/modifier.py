@@ -3,15 +3,25 @@
 stream, incrementing, decrementing or drawn at random, and may be chained under the unit
 before it for nested walks (100 sources x 20 destinations).
 
-The generator presents each frame it prepares on ``frame_stream`` with a one-cycle
-``frame`` strobe. ``applies`` says the unit writes into that frame; ``value`` is what it
-writes (read it before the strobe's edge: the unit advances on it). ``wrap_out`` (the unit
-advances and returns to its first value on this frame; always, for random) feeds the next
-unit's ``chain_in``. ``busy`` is high while a random unit has not drawn its next value yet;
-the generator waits for it before the strobe. ``clear`` restarts the walk at ``base``.
+The generator presents each frame it prepares on ``frame_stream`` (steady from the cycle
+before) with a one-cycle ``frame`` strobe. ``applies`` (registered from ``frame_stream``)
+says the unit writes into that frame; ``value`` is what it writes (read it before the
+strobe's edge: the unit advances on it). ``wrap_out`` (the unit advances and returns to its
+first value on this frame; always, for random) feeds the next unit's ``chain_in``. ``busy``
+is high while a random unit has not drawn its next value yet (from the cycle after its
+strobe); the generator waits for it before the strobe. ``clear`` restarts the walk at
+``base``.
+
+Timing (125 MHz on an ECP5): whether the unit wraps on its next advance is a register
+(kept for the next idx when it advances, from ``count - 1`` and ``count - 2`` registered
+from the count register: a count written by the host is seen a cycle later), so the chain
+of units and a strobe start from registers; a random unit requests its next draw the cycle
+after the strobe, and the value goes through two registered stages after the draw (shift,
+add to ``base``), which ``busy`` covers. Strobes of an incrementing or decrementing unit
+may come every cycle.
 """
 
-from amaranth import Module, Signal, Mux
+from amaranth import Cat, Module, Signal, Mux, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -47,25 +57,48 @@ class Modifier(wiring.Component):
         random = Signal()
         m.d.comb += random.eq(self.mode == MOD_RANDOM)
 
+        # idx + 1 >= count, registered: count - 1 and count - 2 are registered from the count
+        # register (signed: count 0 wraps always); when the unit advances the flag is that of
+        # its next idx (0, or idx + 1: idx >= count - 2), else it follows idx and count
+        count_m1 = Signal(signed(34))
+        count_m2 = Signal(signed(34))
+        m.d.sync += [count_m1.eq(self.count - 1), count_m2.eq(self.count - 2)]
+        idx_wraps = Signal()
         wraps = Signal()
-        m.d.comb += wraps.eq(random | (idx + 1 >= self.count))
+        m.d.comb += wraps.eq(random | idx_wraps)
         advancing = Signal()
+        # a random value: requested the cycle after the strobe, ready (rng), shifted (+1 cycle),
+        # added to base (+2): busy from the strobe until then
+        settled = Signal(2)
+        draw = Signal()               # a random unit advances: the next draw is requested next cycle
+        draw_req = Signal()
         m.d.comb += [
-            self.applies.eq((self.mode != MOD_OFF) & (self.stream == self.frame_stream)),
             advancing.eq(self.applies & (~self.chain | self.chain_in)),
             self.wrap_out.eq(advancing & wraps),
-            self.busy.eq(random & ~rng.ready),
+            self.busy.eq(random & (~settled[1] | draw_req)),
             rng.seed.eq(self.seed), rng.span.eq(self.count),
+            draw.eq(self.frame & advancing & random),
         ]
+        # applies, registered: frame_stream is steady the cycle before the strobe
+        m.d.sync += self.applies.eq((self.mode != MOD_OFF) & (self.stream == self.frame_stream))
+        m.d.sync += [draw_req.eq(draw),
+                     settled.eq(Cat(rng.ready, settled[0]) & ~rng.req.replicate(2))]
 
         # random: base + r * step, step a power of two: shift r by the step's lowest set bit
+        # (from the static step register in two registered stages: the lowest set bit, step &
+        # -step, then its index; then the value in two more: shifted, added to base)
+        low_bit = Signal(32)
         shamt = Signal(5)
-        for bit in reversed(range(32)):
-            with m.If(self.step[bit]):
-                m.d.comb += shamt.eq(bit)
+        m.d.sync += low_bit.eq(self.step & -self.step)
+        m.d.sync += shamt.eq(Cat(Cat(low_bit[i] for i in range(32) if i >> k & 1).any() for k in range(5)))
+        shifted = Signal(32)
         drawn = Signal(32)
-        m.d.comb += drawn.eq(self.base + (rng.value << shamt)[:32])
+        m.d.sync += [shifted.eq((rng.value << shamt)[:32]), drawn.eq(self.base + shifted)]
 
+        with m.If(self.frame & advancing):
+            m.d.sync += idx_wraps.eq(Mux(idx_wraps, count_m1 <= 0, idx >= count_m2))
+        with m.Else():
+            m.d.sync += idx_wraps.eq(idx >= count_m1)
         with m.If(self.frame & advancing):
             with m.Switch(self.mode):
                 with m.Case(MOD_INCREMENT):
@@ -76,14 +109,12 @@ class Modifier(wiring.Component):
                                  idx.eq(Mux(wraps, 0, idx + 1))]
                 with m.Case(MOD_RANDOM):
                     m.d.sync += self.value.eq(drawn)
-                    m.d.comb += rng.req.eq(1)
 
         # after clear: restart at base, reseed, and draw the first random value
         first_draw = Signal()
         m.d.sync += first_draw.eq(self.clear)
-        with m.If(first_draw & random):
-            m.d.comb += rng.req.eq(1)
+        m.d.comb += rng.req.eq(draw_req | (first_draw & random))
         with m.If(self.clear):
-            m.d.sync += [self.value.eq(self.base), idx.eq(0)]
+            m.d.sync += [self.value.eq(self.base), idx.eq(0), settled.eq(0), idx_wraps.eq(count_m1 <= 0)]
             m.d.comb += rng.load.eq(1)
         return m

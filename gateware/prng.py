@@ -5,11 +5,16 @@
 ``load`` sets the state to ``seed``. ``req`` asks for a new value for the current ``span``:
 the generator steps once per cycle until the low bits (masked to the smallest power of two
 above ``span - 1``) fall below ``span``; ``ready`` is then high and ``value`` holds until the
-next ``req``. With ``span`` <= 1 the value is 0 and the state does not step. A draw takes
-one cycle or more (two on average at worst).
+next ``req`` (while ``ready`` is low it shows the draw's rejected candidates). With ``span``
+<= 1 the value is 0 and the state does not step. A draw takes one cycle or more (two on
+average at worst). ``span`` must hold from ``req`` until ``ready``.
+
+Timing (125 MHz on an ECP5): the next state (``xorshift32(state)``) is kept a step ahead in a
+register, and the mask is registered from ``span`` every cycle, so a drawing cycle is one
+AND, one 32-bit compare and the enables of ``ready`` and ``drawing``.
 """
 
-from amaranth import Module, Signal
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,6 +25,24 @@ def _xorshift32(x):
     x = x ^ (x << 13)[:32]
     x = x ^ (x >> 17)
     return x ^ (x << 5)[:32]
+
+
+def _xorshift32_int(x):
+    x ^= (x << 13) & 0xFFFFFFFF
+    x ^= x >> 17
+    return x ^ ((x << 5) & 0xFFFFFFFF)
+
+
+def _prefix_or(m, x, name):
+    """Bit i: OR of bits 0..i of the 32-bit ``x``, as one carry chain (``x - 1``) and a LUT:
+    ``x ^ (x - 1)`` sets the bits up to the lowest set one (all 33 when ``x`` is 0)."""
+    xm1 = Signal(33, name=f"{name}_m1")
+    m.d.comb += xm1.eq(x - 1)
+    return ~(Cat(x, Const(0, 1)) ^ xm1)[1:33]
+
+
+def _reversed(x):
+    return Cat(*reversed([x[i] for i in range(len(x))]))
 
 
 class RandomRange(wiring.Component):
@@ -33,29 +56,38 @@ class RandomRange(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         state = Signal(32, init=1)
-        nxt = Signal(32)
-        m.d.comb += nxt.eq(_xorshift32(state))
+        nxt = Signal(32, init=_xorshift32_int(1))    # xorshift32(state) whenever a draw steps
 
-        # mask: the smallest 2**n - 1 that covers span - 1
-        smear = Signal(32)
-        m.d.comb += smear.eq(self.span - 1)
-        for shift in (1, 2, 4, 8, 16):
-            prev = smear
-            smear = Signal(32)
-            m.d.comb += smear.eq(prev | (prev >> shift))
+        # mask: the smallest 2**n - 1 that covers span - 1, registered. Bit i is set when
+        # span - 1 >= 2**i, that is span > 2**i: a bit of span above i, or bit i and one below
+        # (two carry chains side by side, no chain of ORs).
+        span = self.span
+        above = _reversed(_prefix_or(m, _reversed(span), "rspan")) >> 1   # bit i: a bit above i
+        below = Cat(Const(0, 1), _prefix_or(m, span, "span")[:31])         # bit i: a bit below i
+        mask = Signal(32)
+        m.d.sync += mask.eq(above | (span & below))
         candidate = Signal(32)
-        m.d.comb += candidate.eq(nxt & smear)
+        m.d.comb += candidate.eq(nxt & mask)
 
         drawing = Signal()
+        stepping = Signal()
         with m.If(self.load):
             m.d.sync += [state.eq(self.seed), drawing.eq(0), self.ready.eq(0), self.value.eq(0)]
         with m.Elif(self.req):
+            # value 0 whatever the span (span <= 1 then only sets ready and drawing)
+            m.d.sync += self.value.eq(0)
             with m.If(self.span <= 1):
-                m.d.sync += [self.value.eq(0), self.ready.eq(1), drawing.eq(0)]
+                m.d.sync += [self.ready.eq(1), drawing.eq(0)]
             with m.Else():
                 m.d.sync += [self.ready.eq(0), drawing.eq(1)]
         with m.Elif(drawing):
-            m.d.sync += state.eq(nxt)
+            # every candidate is loaded (the compare then reaches only ready and drawing)
+            m.d.comb += stepping.eq(1)
+            m.d.sync += [state.eq(nxt), nxt.eq(_xorshift32(nxt)), self.value.eq(candidate)]
             with m.If(candidate < self.span):
-                m.d.sync += [self.value.eq(candidate), self.ready.eq(1), drawing.eq(0)]
+                m.d.sync += [self.ready.eq(1), drawing.eq(0)]
+        # keep nxt a step ahead of state: a draw starts the cycle after req (or later), and
+        # neither req nor load steps, so nxt is fresh whenever a drawing cycle uses it
+        with m.If(~stepping):
+            m.d.sync += nxt.eq(_xorshift32(state))
         return m

@@ -43,6 +43,11 @@ MODE_DURATION = 0
 MODE_COUNT = 1
 
 
+def _ge(a, b):
+    """``a >= b`` (unsigned, equal widths): no borrow out of ``a - b``."""
+    return ~(a - b)[len(a)]
+
+
 def _less(a, b):
     """``a < b`` (unsigned, equal widths) as the borrow bit of ``a - b``: the carry chain's
     own last output, with no inverter after it (as ``a < b`` maps to)."""
@@ -62,10 +67,11 @@ class StreamScheduler(wiring.Component):
             "phase_at": In(64), "phase2": In(n_streams),
             # the pick: the earliest-due stream, for the generator to prepare
             "pick_valid": Out(1), "pick_stream": Out(range(n_streams)),
-            "take": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
+            # take_next: take is high next cycle (the generator's commit register's input)
+            "take": In(1), "take_next": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
             "take_due": Out(48),
             # launch of the prepared frame
-            "prepared": In(1), "prepared_due": In(48), "line_free": In(1), "go": Out(1),
+            "prepared": In(1), "line_free": In(1), "go": Out(1),
             "sending": Out(1),
         })
 
@@ -87,8 +93,12 @@ class StreamScheduler(wiring.Component):
         phase_base = Signal(48)
         phase2 = Signal(n)
         phase_lim = Signal(64)
-        m.d.sync += [phase_on.eq(self.phase_at != 0), phase_base.eq(self.phase_at[:48]),
-                     phase2.eq(Mux(self.phase_at != 0, self.phase2, 0)), phase_lim.eq(self.phase_at)]
+        # phase_at != 0 from two registered halves (it also sets phase2 and, at START, a_phase2)
+        phase_nz_lo, phase_nz_hi = Signal(), Signal()
+        m.d.sync += [phase_nz_lo.eq(self.phase_at[:48] != 0), phase_nz_hi.eq(self.phase_at[48:] != 0)]
+        m.d.comb += phase_on.eq(phase_nz_lo | phase_nz_hi)
+        m.d.sync += [phase_base.eq(self.phase_at[:48]),
+                     phase2.eq(Mux(phase_on, self.phase2, 0)), phase_lim.eq(self.phase_at)]
         start_ok = Signal()            # due 0 (phase 1, or no phase switch)
         start_ok2 = Signal()           # due phase_base (phase 2)
         m.d.sync += [start_ok.eq((self.mode == MODE_COUNT) | (self.duration != 0)),
@@ -116,9 +126,9 @@ class StreamScheduler(wiring.Component):
         # registered; *evaluate*: check it against the trial end and the phase limit;
         # *compare*: keep the earliest and second earliest due (ties: the lower stream, seen
         # first in a scan pass, streams 0 to n - 1). START fills the pipeline itself (no due
-        # time is known yet, none is read): stream 0 is compared the cycle after START (and
-        # evaluated there, on the configuration as START's cycle left it), stream 1 evaluated
-        # and stream 2 read.
+        # time is known yet, none is read): stream 0 is compared the cycle after START (evaluated
+        # in START's cycle, from the registered configuration), stream 1 evaluated and stream
+        # 2 read.
         p = Signal(range(n))
         q = Signal(range(n))           # stream read
         bubble = Signal()              # the cycle after a take: nothing read
@@ -129,7 +139,6 @@ class StreamScheduler(wiring.Component):
         a_phase2 = Signal()
         a_en = Signal()
         c_valid = Signal()             # a stream to compare
-        c_first = Signal()             # stream 0 in the first scan pass after START
         c_zero = Signal()              # the scan pass's first stream
         c_last = Signal()              # its last
         c_stream = Signal(range(n))
@@ -139,6 +148,17 @@ class StreamScheduler(wiring.Component):
 
         # read
         m.d.comb += scan_rd.addr.eq(q)
+        # the limits a due time is checked against (registered: static during a trial): the
+        # trial end (the top bit set by a trial end by count, or a duration at or above
+        # 2**48) and the phase 1 limit (the top bit set without a phase switch, or a limit at
+        # or above 2**48); the checks are registered with the due time read
+        dur_lim = Signal(49)
+        ph_lim = Signal(49)
+        m.d.sync += [dur_lim.eq(Cat(self.duration[:48], (self.mode == MODE_COUNT) | (self.duration[48:] != 0))),
+                     ph_lim.eq(Cat(phase_lim[:48], ~phase_on | (phase_lim[48:] != 0)))]
+        a_dlt = Signal()               # due before the trial end
+        a_plt = Signal()               # due before phase_at (phase 1 limit)
+        m.d.sync += [a_dlt.eq(scan_rd.data[32:] < dur_lim), a_plt.eq(scan_rd.data[32:] < ph_lim)]
         m.d.sync += [a_valid.eq(self.sending & ~self.take & ~bubble), a_stream.eq(q), a_due.eq(scan_rd.data[32:]),
                      a_known.eq(known.bit_select(q, 1)), a_phase2.eq(phase2.bit_select(q, 1)),
                      a_en.eq(self.stream_en.bit_select(q, 1)), bubble.eq(0)]
@@ -147,53 +167,43 @@ class StreamScheduler(wiring.Component):
         with m.Elif(self.sending & ~bubble):
             m.d.sync += q.eq(q + 1)
 
-        # evaluate: the two checks on the due time read are registered apart and put together
-        # by the compare stage (off its carries); a trial end by count, or a limit at or above
-        # 2**48, sets the compare's top bit
-        c_dlt = Signal()               # due before the trial end
-        c_plt = Signal()               # due before phase_at (phase 1 limit)
-        c_st = Signal()                # enabled, not known, and may send at its start
-        c_rd = Signal()                # enabled and known: the checks count
-        c_p2 = Signal()                # a phase 2 stream (no phase 1 limit)
+        # evaluate: the checks on the due time read (trial end, phase 1 limit) and the stream's
+        # bits are put together in one register, c_ok
+        c_ok = Signal()                # enabled, not past the trial end or its phase limit
         m.d.sync += [
             c_valid.eq(a_valid & ~self.take),
-            c_first.eq(0),
             c_zero.eq(a_stream == 0),
             c_last.eq(a_stream == n - 1),
             c_stream.eq(a_stream),
             c_due.eq(Mux(a_known, a_due, a_phase2.replicate(48) & phase_base)),
-            c_dlt.eq(a_due < Cat(self.duration[:48], (self.mode == MODE_COUNT) | (self.duration[48:] != 0))),
-            c_plt.eq(a_due < Cat(phase_lim[:48], ~phase_on | (phase_lim[48:] != 0))),
-            c_st.eq(a_en & ~a_known & Mux(a_phase2, start_ok2, start_ok)),
-            c_rd.eq(a_en & a_known),
-            c_p2.eq(a_phase2),
+            # (with c_valid folded in, and no take in the compare's cycle: fewer gates before
+            # the compare's top bit)
+            c_ok.eq(a_valid & ~self.take & ~self.take_next & a_en & Mux(a_known, a_dlt & (a_phase2 | a_plt), Mux(a_phase2, start_ok2, start_ok))),
         ]
 
-        # compare (the first compare after START is stream 0 at its start, evaluated here: the
-        # registered configuration is START's then). Each register's enable is the borrow of
+        # compare (the first compare after START is stream 0 at its start, set up by START).
+        # Each register's enable is the borrow of
         # its due time compare (``_less``), whose top bit (from registers) forces it on (no
         # stream kept yet in the scan pass) or off (no compare, or the stream may not send).
         # b2 is kept only with b1, and is never earlier: a stream earlier than b1 is earlier
         # than b2.
         step = Signal()                # a compare this cycle
-        c_okf = Signal()               # enabled, not past the trial end or its phase limit
         keep1, keep2 = Signal(), Signal()   # b1, b2 hold a stream of this scan pass
         m.d.comb += [
             step.eq(~self.take & self.sending & c_valid),
-            c_okf.eq(Mux(c_first, self.stream_en[0] & Mux(phase2[0], start_ok2, start_ok),
-                         c_st | (c_rd & c_dlt & (c_p2 | c_plt)))),
             keep1.eq(~c_zero & b1_valid),
             keep2.eq(~c_zero & b2_valid),
         ]
         en1, en2 = Signal(), Signal()  # the stream is the earliest so far / b2 changes
         m.d.comb += [
-            en1.eq(_less(Cat(c_due, ~(step & c_okf)), Cat(b1_due, step & c_okf & ~keep1))),
-            en2.eq(_less(Cat(c_due, ~(step & c_okf)), Cat(b2_due, step & c_okf & ~keep2))),
+            # (c_ok is low when a take comes in the compare's cycle: step without take)
+            en1.eq(_less(Cat(c_due, ~(self.sending & c_ok)), Cat(b1_due, self.sending & c_ok & ~keep1))),
+            en2.eq(_less(Cat(c_due, ~(self.sending & c_ok)), Cat(b2_due, self.sending & c_ok & ~keep2))),
         ]
         with m.If(step):
             m.d.sync += [b1_valid.eq(keep1 | en1), b2_valid.eq(Mux(en2, ~en1 | keep1, keep2))]
         with m.If(en1):
-            m.d.sync += [b1.eq(c_stream), b1_due.eq(Mux(c_first, phase2[0].replicate(48) & phase_base, c_due))]
+            m.d.sync += [b1.eq(c_stream), b1_due.eq(c_due)]
         with m.If(en2):
             m.d.sync += [b2.eq(Mux(en1, b1, c_stream)), b2_due.eq(Mux(en1, b1_due, c_due))]
         # a scan pass ends: the cycle after, its two earliest are kept (``last_*``, for the
@@ -275,7 +285,8 @@ class StreamScheduler(wiring.Component):
                   e_hi.eq(self.stream_en & phase2 & start_ok2.replicate(n)),
                   lo_any.eq((self.stream_en & ~phase2).any() & start_ok)]
         m.d.comb += stage1 if n == 2 else []
-        m.d.sync += ([] if n == 2 else stage1) + [base_zero.eq(self.phase_at[:48] == 0)]
+        m.d.sync += [] if n == 2 else stage1
+        m.d.comb += base_zero.eq(~phase_nz_lo)
         m.d.sync += first_found.eq((e_lo | e_hi).any())
         early = Mux(base_zero | ~lo_any, e_lo | e_hi, e_lo)
         for i in reversed(range(n)):
@@ -320,42 +331,94 @@ class StreamScheduler(wiring.Component):
                     m.d.sync += self.sending.eq(0)      # nothing left to send
 
         # launch
+        clock_on = Signal()            # the trial's clock runs (from its first prepared frame)
         in_burst = Signal(32)          # frames of the current burst gone
         gap = Signal(32)               # idle cycles since the burst ended
-        burst_open = Signal()
-        m.d.comb += burst_open.eq((in_burst < self.burst_len) | (gap >= self.burst_gap))
-        with m.If(self.burst_len != 0):
-            m.d.comb += self.go.eq(self.prepared & self.line_free & burst_open)
+        # ``go`` is a few gates from registers (it enables the emitter's many registers):
+        # whether the frame's time has come is a register, worked out a cycle ahead: ``bt``
+        # with bursts, ``dt`` without. The configuration is static during a trial
+        # (registered here).
+        #
+        # bt: ``in_burst < burst_len`` (a cycle late: in_burst moves only the cycle after a
+        # launch, and the next launch is at least five cycles later, a prepare in between) or
+        # ``gap >= burst_gap`` (kept up to date in ``gap_ge``, for each way the gap moves).
+        burst_on = Signal()            # burst_len != 0
+        bg_zero = Signal()             # burst_gap == 0
+        bg_one = Signal()              # burst_gap == 1
+        bg_m1 = Signal(32)             # burst_gap - 1
+        m.d.sync += [burst_on.eq(self.burst_len != 0), bg_zero.eq(self.burst_gap == 0),
+                     bg_one.eq(self.burst_gap == 1), bg_m1.eq(self.burst_gap - 1)]
+        went = Signal()                # the cycle after a launch
+        m.d.sync += went.eq(self.go)
+        ib_lt = Signal()               # in_burst < burst_len, a cycle late
+        m.d.sync += ib_lt.eq(in_burst < self.burst_len)
+        gap_full = Signal()            # gap == 2**32 - 1 (it stops there)
+        gap_ge = Signal()              # gap >= burst_gap
+        gap_ge_n = Signal()            # its next value
+        gap_moves = Signal()
+        m.d.comb += gap_moves.eq(self.line_free & ~gap_full)
+        with m.If(self.start & self.enable):
+            m.d.comb += gap_ge_n.eq(bg_zero)                        # gap 0
+        with m.Elif(went):
+            m.d.comb += gap_ge_n.eq(bg_zero | (self.line_free & bg_one))   # gap 0 or 1
+        with m.Elif(gap_moves):
+            m.d.comb += gap_ge_n.eq(bg_zero | (gap >= bg_m1))       # gap + 1
         with m.Else():
-            m.d.comb += self.go.eq(self.prepared & self.line_free & (cycle >= self.prepared_due))
+            m.d.comb += gap_ge_n.eq(gap_ge)
+        m.d.sync += gap_ge.eq(gap_ge_n)
+        bt = Signal()
+        m.d.sync += bt.eq(ib_lt | gap_ge_n)
+
+        # dt: ``cycle >= p_due``, the prepared frame's due time (the take's). p_due follows
+        # the take's due time (``take_due``, registered) while no frame is prepared, and holds
+        # while one is: ``take_stream`` holds for three cycles before a take and the due times
+        # and ``known`` do not change in them (takes come four cycles apart, and a START
+        # aborts the generator's prepare), so p_due is final from the cycle before the take,
+        # off the LUT RAM's path. The compares of p_due with cycle, cycle + 1 and cycle + 2
+        # are registered (ge0, ge1, ge2), and dt takes the one of the cycle count two cycles
+        # on (cycle_inc of this cycle and the last): right whenever a frame is prepared.
+        p_due = Signal(48)
+        cycle_p1 = Signal(48)          # cycle + 1
+        cycle_p2 = Signal(48)          # cycle + 2
+        cycle_inc = Signal()
+        take_due_r = Signal(48)
+        m.d.sync += take_due_r.eq(self.take_due)
+        with m.If(~self.prepared):
+            m.d.sync += p_due.eq(take_due_r)
+        m.d.comb += cycle_inc.eq(self.sending & (clock_on | self.prepared))
+        ge0, ge1, ge2, inc_r = Signal(), Signal(), Signal(), Signal()
+        m.d.sync += [ge0.eq(_ge(cycle, p_due)), ge1.eq(_ge(cycle_p1, p_due)), ge2.eq(_ge(cycle_p2, p_due)),
+                     inc_r.eq(cycle_inc)]
+        dt = Signal()
+        m.d.sync += dt.eq(Mux(inc_r & cycle_inc, ge2, Mux(inc_r | cycle_inc, ge1, ge0)))
+        m.d.comb += self.go.eq(self.prepared & self.line_free & Mux(burst_on, bt, dt))
+
         # the burst count and the gap move on the cycle after a launch, off ``go``'s path: a
         # frame cannot leave then (``prepared`` is low), so nothing reads them before
-        went = Signal()
-        m.d.sync += went.eq(self.go)
         with m.If(went):
             with m.If(in_burst >= self.burst_len):
                 m.d.sync += in_burst.eq(1)
             with m.Else():
                 m.d.sync += in_burst.eq(in_burst + 1)
-            m.d.sync += gap.eq(self.line_free)           # 0 at the launch, counting from now
-        with m.Elif(self.line_free & (gap != 0xFFFFFFFF)):
-            m.d.sync += gap.eq(gap + 1)
+            m.d.sync += [gap.eq(self.line_free), gap_full.eq(0)]   # 0 at the launch, counting from now
+        with m.Elif(gap_moves):
+            m.d.sync += [gap.eq(gap + 1), gap_full.eq(gap == 0xFFFFFFFE)]
 
         # the trial's clock starts with its first prepared frame (a scan and a prepare after
         # START), so that frame leaves at cycle 0 and every later one exactly on its due time
-        clock_on = Signal()
-        with m.If(self.sending & (clock_on | self.prepared)):
-            m.d.sync += [cycle.eq(cycle + 1), clock_on.eq(1)]
+        with m.If(cycle_inc):
+            m.d.sync += [cycle.eq(cycle_p1), cycle_p1.eq(cycle_p2), cycle_p2.eq(cycle_p2 + 1), clock_on.eq(1)]
         with m.If(self.start & self.enable):
-            m.d.sync += [cycle.eq(0), clock_on.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
-                         self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0), went.eq(0),
+            m.d.sync += [cycle.eq(0), cycle_p1.eq(1), cycle_p2.eq(2), clock_on.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
+                         self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0), gap_full.eq(0), went.eq(0),
                          last_fresh.eq(0), res_valid.eq(0), in_first.eq(1)]
-            # the first scan pass fills the pipeline: stream 0 compared next (evaluated there),
-            # stream 1 evaluated next (not known; its phase2 bit as the configuration has it
-            # now), stream 2 read next
-            m.d.sync += [c_valid.eq(1), c_first.eq(1), c_zero.eq(1), c_last.eq(0), c_stream.eq(0),
+            # the first scan pass fills the pipeline (no stream is known): stream 0 compared
+            # next (evaluated here), stream 1 evaluated next, stream 2 read next
+            m.d.sync += [c_valid.eq(1), c_zero.eq(1), c_last.eq(0), c_stream.eq(0),
+                         c_due.eq(phase2[0].replicate(48) & phase_base),
+                         c_ok.eq(self.stream_en[0] & Mux(phase2[0], start_ok2, start_ok)),   # c_valid too
                          a_valid.eq(1), a_stream.eq(1), a_known.eq(0), a_en.eq(self.stream_en[1]),
-                         a_phase2.eq((self.phase_at != 0) & self.phase2[1]), q.eq(2 % n), bubble.eq(0)]
+                         a_phase2.eq(phase2[1]), q.eq(2 % n), bubble.eq(0)]
         with m.Elif(self.stop):
             m.d.sync += [self.sending.eq(0), self.pick_valid.eq(0)]
         return m
