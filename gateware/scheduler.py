@@ -67,7 +67,9 @@ class StreamScheduler(wiring.Component):
             "phase_at": In(64), "phase2": In(n_streams),
             # the pick: the earliest-due stream, for the generator to prepare
             "pick_valid": Out(1), "pick_stream": Out(range(n_streams)),
-            # take_next: take is high next cycle (the generator's commit register's input)
+            # take_next: take is high next cycle (the generator's commit register's input);
+            # take_stream holds for three cycles before a take, which comes four cycles or more
+            # after the last; take_due: the due time of take_stream, from two cycles after it
             "take": In(1), "take_next": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
             "take_due": Out(48),
             # launch of the prepared frame
@@ -220,14 +222,23 @@ class StreamScheduler(wiring.Component):
                          last2_valid.eq(b2_valid), last2.eq(b2), last2_due.eq(b2_due)]
 
         # --- take: move the stream's due time on by its period ---------------------------
-        # the due time is read in the take's cycle (``take_due``) and registered with the
-        # period; the add and the write are the next cycle, and the new due time is
-        # registered too (``x_due``)
+        # the due time, read ahead (``take_due``), is registered with the period at the take;
+        # the add and the write are the next cycle, and the new due time is registered too
+        # (``x_due``)
         m.d.comb += take_rd.addr.eq(self.take_stream)
-        cur = Signal(80)
-        m.d.comb += [cur.eq(Mux(known.bit_select(self.take_stream, 1), take_rd.data,
-                                Cat(Const(0, 32), phase2.bit_select(self.take_stream, 1).replicate(48) & phase_base))),
-                     self.take_due.eq(cur[32:])]
+        # take_stream holds for three cycles before a take, and the due times and known bits
+        # do not change in them (takes come four cycles apart, and a START aborts the
+        # generator's prepare): the stream's due time is read in two registered stages (the
+        # LUT RAM and the known and phase2 bits, then the choice), final in cur_r from the
+        # cycle before the take, off the LUT RAM's path
+        rd_r = Signal(80)
+        rd_known = Signal()
+        rd_p2 = Signal()
+        cur_r = Signal(80)
+        m.d.sync += [rd_r.eq(take_rd.data), rd_known.eq(known.bit_select(self.take_stream, 1)),
+                     rd_p2.eq(phase2.bit_select(self.take_stream, 1)),
+                     cur_r.eq(Mux(rd_known, rd_r, Cat(Const(0, 32), rd_p2.replicate(48) & phase_base)))]
+        m.d.comb += self.take_due.eq(cur_r[32:])
         t_add = Signal()               # the cycle after a take: add and write
         t_merge = Signal()             # the cycle after: the first pick after the take
         t_stream = Signal(range(n))
@@ -236,7 +247,7 @@ class StreamScheduler(wiring.Component):
         x_due = Signal(48)
         m.d.sync += [t_add.eq(self.take), t_merge.eq(t_add)]
         with m.If(self.take):
-            m.d.sync += [t_stream.eq(self.take_stream), t_cur.eq(cur), t_period.eq(self.take_period)]
+            m.d.sync += [t_stream.eq(self.take_stream), t_cur.eq(cur_r), t_period.eq(self.take_period)]
         m.d.comb += [wr.addr.eq(t_stream), wr.data.eq(t_cur + t_period), wr.en.eq(t_add)]
         with m.If(t_add):
             m.d.sync += x_due.eq(wr.data[32:])
@@ -369,22 +380,19 @@ class StreamScheduler(wiring.Component):
         bt = Signal()
         m.d.sync += bt.eq(ib_lt | gap_ge_n)
 
-        # dt: ``cycle >= p_due``, the prepared frame's due time (the take's). p_due follows
-        # the take's due time (``take_due``, registered) while no frame is prepared, and holds
-        # while one is: ``take_stream`` holds for three cycles before a take and the due times
-        # and ``known`` do not change in them (takes come four cycles apart, and a START
-        # aborts the generator's prepare), so p_due is final from the cycle before the take,
-        # off the LUT RAM's path. The compares of p_due with cycle, cycle + 1 and cycle + 2
+        # dt: ``cycle >= p_due``, the prepared frame's due time (the take's): p_due is the
+        # take stream's due time as read (cur_r, final from the cycle before the take) while
+        # no frame is prepared, and held while one is. The compares of p_due with cycle, cycle + 1 and cycle + 2
         # are registered (ge0, ge1, ge2), and dt takes the one of the cycle count two cycles
         # on (cycle_inc of this cycle and the last): right whenever a frame is prepared.
         p_due = Signal(48)
         cycle_p1 = Signal(48)          # cycle + 1
         cycle_p2 = Signal(48)          # cycle + 2
         cycle_inc = Signal()
-        take_due_r = Signal(48)
-        m.d.sync += take_due_r.eq(self.take_due)
+        p_hold = Signal(48)
         with m.If(~self.prepared):
-            m.d.sync += p_due.eq(take_due_r)
+            m.d.sync += p_hold.eq(cur_r[32:])
+        m.d.comb += p_due.eq(Mux(self.prepared, p_hold, cur_r[32:]))
         m.d.comb += cycle_inc.eq(self.sending & (clock_on | self.prepared))
         ge0, ge1, ge2, inc_r = Signal(), Signal(), Signal(), Signal()
         m.d.sync += [ge0.eq(_ge(cycle, p_due)), ge1.eq(_ge(cycle_p1, p_due)), ge2.eq(_ge(cycle_p2, p_due)),
