@@ -48,6 +48,31 @@ _HDR, _WBASE, _WDATA, _RBASE, _RADDR, _DONE = range(6)
 _READS = 256  # request RAM: write data at 0..254, read addresses at 256..510
 
 
+class _Port:
+    """What the engine drives and reads of a memory: ``addr`` is set apart, ``data``/``en``
+    written, ``data`` read (a plain holder of signals, for :func:`_halves`)."""
+
+    def __init__(self, name, write):
+        self.data = Signal(32, name=f"{name}_{'w' if write else 'r'}_data")
+        if write:
+            self.en = Signal(name=f"{name}_w_en")
+
+
+def _halves(m, name, depth, addr):
+    """A 32-bit memory of ``depth`` words as two 16-bit halves sharing ``addr``: each half is
+    one read-write port of an ECP5 block RAM. (A 32-bit port exists only in the block RAM's
+    pseudo-dual-port mode, whose separate read port gets collision logic, a LUT, behind the
+    block RAM's 5.6 ns clock-to-out.) Returns the write and read side."""
+    w, r = _Port(name, True), _Port(name, False)
+    for i in range(2):
+        mem = Memory(shape=16, depth=depth, init=[])
+        m.submodules[f"{name}{i}"] = mem
+        wp, rp = mem.write_port(), mem.read_port()
+        m.d.comb += [wp.addr.eq(addr), rp.addr.eq(addr), wp.data.eq(w.data[16 * i:16 * i + 16]),
+                     wp.en.eq(w.en), r.data[16 * i:16 * i + 16].eq(rp.data)]
+    return w, r
+
+
 class EtherboneEngine(wiring.Component):
     """One request at a time: parse (``i.ready`` high), execute on the bus, answer on ``o``
     (``i.ready`` low meanwhile). Counters wrap."""
@@ -66,16 +91,12 @@ class EtherboneEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.req = req = Memory(shape=32, depth=512, init=[])
-        m.submodules.ans = ans = Memory(shape=32, depth=256, init=[])
-        req_w, req_r = req.write_port(), req.read_port()
-        ans_w, ans_r = ans.write_port(), ans.read_port()
         # one address per memory, shared by its read and write port (they are never used in
         # the same cycle)
         req_addr = Signal(9)
         ans_addr = Signal(8)
-        m.d.comb += [req_w.addr.eq(req_addr), req_r.addr.eq(req_addr),
-                     ans_w.addr.eq(ans_addr), ans_r.addr.eq(ans_addr)]
+        req_w, req_r = _halves(m, "req", 512, req_addr)
+        ans_w, ans_r = _halves(m, "ans", 256, ans_addr)
 
         # parser
         field = Signal(range(6))
