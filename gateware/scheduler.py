@@ -108,8 +108,8 @@ class StreamScheduler(wiring.Component):
 
         cycle = Signal(48)             # cycles since START
         taken = Signal(64)             # frames taken this trial (count mode)
-        count_ok = Signal()            # taken < count, a cycle late (constant between takes)
-        m.d.sync += count_ok.eq(taken < self.count)
+        count_ok = Signal()            # duration mode, or taken < count: a cycle late (constant between takes)
+        m.d.sync += count_ok.eq((self.mode != MODE_COUNT) | (taken < self.count))
 
         # --- passes and picks ------------------------------------------------------------
         # The passes the picks keep time with, as a one-stage scan had them: a pass runs n

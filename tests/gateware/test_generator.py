@@ -21,7 +21,7 @@ BACKPRESSURE = {
 
 
 def run_program(program, *, count=None, duration_cycles=None, ready="none", seed=1, burst=None,
-                max_cycles=200_000, phase_at=0, phase2=0):
+                max_cycles=200_000, phase_at=0, phase2=0, extra=None):
     compiled = program.compile()
     bench = GenBench()
     memories, registers = port_program_writes(0, compiled)
@@ -34,6 +34,7 @@ def run_program(program, *, count=None, duration_cycles=None, ready="none", seed
         regs |= {"gen.burst_len": burst[0], "gen.burst_gap": burst[1]}
     if phase_at or phase2:
         regs |= {"gen.phase_at": phase_at, "gen.phase2": phase2}
+    regs |= extra or {}
     regs["gen.enable"] = 1
     tables = {name.split(".")[-1]: entries for name, entries in memories.items()}
     bench.load(tables | {"regs": regs})
@@ -99,6 +100,15 @@ def test_chained_flows_at_line_rate():
     assert len(pairs) == 40
     launches = [f[2] for f in frames]
     assert {b - a for a, b in zip(launches, launches[1:])} == {84}, "not back to back at 64 bytes"
+
+
+def test_duration_mode_ignores_the_count_register():
+    """A duration trial sends every frame due before its end whatever ``count`` holds (a
+    count left by an earlier count-mode trial must not cut it short)."""
+    program = PortProgram(streams=(StreamSpec(size="64"),), rate_pct=50)
+    frames, info, want = run_program(program, duration_cycles=3000, extra={"gen.count": 3})
+    assert len(want) > 3
+    check_frames(frames, info, want)
 
 
 def test_sixteen_streams_order_and_due_times():
