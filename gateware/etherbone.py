@@ -31,7 +31,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .registers import ADDR_WIDTH
+from .registers import ADDR_WIDTH, READ_LATENCY
 
 __all__ = ["EtherboneEngine", "FRAME_IN", "FRAME_OUT", "MAX_WORDS", "ETHERBONE_HEADER"]
 
@@ -117,6 +117,7 @@ class EtherboneEngine(wiring.Component):
         c_count = Signal(8)
         # execution and answer
         addr = Signal(32)
+        r_wait = Signal(range(READ_LATENCY))
         # block RAM read data goes straight into these (no enable, no reset: timing on ECP5)
         req_q = Signal(32, reset_less=True)
         ans_q = Signal(32, reset_less=True)
@@ -248,12 +249,13 @@ class EtherboneEngine(wiring.Component):
                              in_range.eq(ok)]
                 m.next = "R_W1"
             with m.State("R_W1"):      # csr_r_stb is high in this cycle
-                m.next = "R_W2"
-            with m.State("R_W2"):
-                m.next = "R_W3"
-            with m.State("R_W3"):
-                m.next = "R_DATA"
-            with m.State("R_DATA"):    # csr_r_data is valid (the second edge after the strobe)
+                m.d.sync += r_wait.eq(READ_LATENCY - 1)
+                m.next = "R_WAIT"
+            with m.State("R_WAIT"):    # the bus's READ_LATENCY edges after the strobe's
+                m.d.sync += r_wait.eq(r_wait - 1)
+                with m.If(r_wait == 0):
+                    m.next = "R_DATA"
+            with m.State("R_DATA"):    # csr_r_data is valid
                 m.d.comb += [ans_addr.eq(idx), ans_w.data.eq(Mux(in_range, self.csr_r_data, 0)),
                              ans_w.en.eq(1)]
                 m.d.sync += idx.eq(idx + 1)

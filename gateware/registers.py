@@ -6,13 +6,15 @@ amaranth-soc is the natural home for this, but the package on PyPI is a name pla
 bank is kept here, small: declare registers with :meth:`RegisterBank.add`, wire the returned
 signals into the design, and export the map with :meth:`RegisterBank.register_map`.
 
-Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. A read strobe samples
-``addr`` on a clock edge; ``r_data`` is valid after the second edge that follows (a read takes
-three cycles: memory windows read synchronous block RAM on the first, whose output, 5.8 ns
-after the clock on the ECP5, goes into a register of its own before any multiplexing on the
-second) and holds until the next read. Read strobes come at most every third cycle. A write strobe writes ``w_data`` on a clock edge. Reading word 0 of a read-only register
-wider than 32 bits latches its upper words, so a live 64-bit value is read consistently low
-word first.
+Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. The bus is pipelined (see
+:meth:`RegisterBank.elaborate`): a read strobe samples ``addr`` on a clock edge and ``r_data``
+is valid after the :data:`READ_LATENCY` th edge that follows, holding until the next read. A
+write strobe samples ``addr`` and ``w_data`` on a clock edge and the write lands
+:data:`WRITE_LATENCY` edges later (a ``"w"`` register's strobe is high for the cycle after
+that). Strobes may come on consecutive cycles and are served in order; a read strobe
+:data:`WRITE_TO_READ` or more cycles after a write strobe sees what the write did, including the
+registers a SNAPSHOT command fills. Reading word 0 of a read-only register wider than 32 bits
+latches its upper words, so a live 64-bit value is read consistently low word first.
 """
 
 from dataclasses import dataclass
@@ -23,11 +25,26 @@ from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
 
-__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH"]
+__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE", "WRITE_LATENCY",
+           "WRITE_TO_READ"]
 
 ADDR_WIDTH = 16
+#: the bus address's top bits select a region, whose decode has a register stage of its own
+REGION_BITS = 2
 #: register words per first-stage read multiplexer (the read path's pipeline, see elaborate)
 GROUP_WORDS = 32
+#: groups ORed together by one register of the read path's third stage
+CHUNK_GROUPS = 8
+#: edges from the one that samples a read strobe to the one after which ``r_data`` is valid
+READ_LATENCY = 5
+#: edges from the one that samples a read strobe to the one that samples the register's value
+#: (or addresses the window's memory)
+READ_SAMPLE = 2
+#: edges from the one that samples a write strobe to the one at which the write lands
+WRITE_LATENCY = 2
+#: a read strobe that comes this many cycles or more after a write strobe sees what the write
+#: did, a command's immediate effects (a SNAPSHOT's registers) included
+WRITE_TO_READ = 3
 
 #: The CSR bus from the initiator's side (the host bridge drives addr, strobes and w_data);
 #: the register bank takes it as ``In(CSRBusSignature)``.
@@ -124,28 +141,120 @@ class RegisterBank(wiring.Component):
         return RegisterMap(registers=[r for r, _ in self._regs], **self._meta)
 
     def elaborate(self, platform):
+        # The bank is spread over the whole part (its registers sit beside the logic they
+        # configure or count), so the bus is pipelined and its decode replicated: no register
+        # stage drives more than a few dozen loads, and no stage has more than a few LUTs.
+        #
+        #   E0  per region (the bus address's top REGION_BITS): address, strobes, write data
+        #   E1  per group of GROUP_WORDS words and per memory window: hit, low address bits,
+        #       write data; a window's entry address (its memory samples it at E2)
+        #   E2  writes land (rw registers, the memories of "rw" windows); "w" strobes are
+        #       registered, high for the cycle after E2; each group registers its addressed
+        #       word (0 unless hit)
+        #   E3  groups ORed in chunks; each window registers its memory's whole entry (nothing
+        #       but a register behind a block RAM's slow output)
+        #   E4  the chunks ORed; each window selects its word
+        #   E5  r_data: the OR of both (a read's data, held until the next read)
+        #
+        # A copy that is only loaded when its own part of the address is hit differs from its
+        # siblings, so synthesis cannot merge the copies back into one high fan-out register.
         m = Module()
         bus = self.bus
-        addr = bus.addr
-        with m.If(bus.w_stb):
-            with m.Switch(bus.addr):
-                for reg, sig in self._regs:
-                    if reg.access == "r" or sig is None:
-                        continue
-                    for i, off in enumerate(reg.word_offsets):
-                        hi = min(32 * (i + 1), reg.width)
-                        with m.Case(off >> 2):
-                            if reg.access == "rw":
-                                m.d.sync += sig[32 * i:hi].eq(bus.w_data)
-                            else:
-                                m.d.comb += sig[32 * i:hi].eq(bus.w_data)
+        low_bits = (GROUP_WORDS - 1).bit_length()
+        region_lo = ADDR_WIDTH - REGION_BITS
 
-        # memory windows: address the memory at the strobe (edge 0), register its whole entry
-        # at edge 1 (nothing but a register behind a block RAM's slow output), select the word
-        # and OR the windows together into r_data at edge 2.
-        window_words, w_hits = [], []
+        groups = {}
+        for reg, sig in self._regs:
+            if sig is None:
+                continue
+            for i, off in enumerate(reg.word_offsets):
+                hi = min(32 * (i + 1), reg.width)
+                groups.setdefault((off >> 2) >> low_bits, []).append(((off >> 2) & (GROUP_WORDS - 1), reg, sig, i, hi))
+        regions = sorted({g >> (region_lo - low_bits) for g in groups}
+                         | {(reg.offset >> 2) >> region_lo for reg, _ in self._windows})
         for reg, window in self._windows:
-            base, nwords = reg.offset >> 2, reg.words
+            first, last = reg.offset >> 2, (reg.offset >> 2) + reg.words * reg.depth - 1
+            if first >> region_lo != last >> region_lo:
+                raise ValueError(f"memory {reg.name}: crosses a bus region boundary")
+
+        # E0: one register set per region
+        rg = {}
+        for r in regions:
+            hit_in = bus.addr[region_lo:] == r
+            addr = Signal(region_lo, name=f"rg{r}_addr")
+            r_stb, w_stb = Signal(name=f"rg{r}_r_stb"), Signal(name=f"rg{r}_w_stb")
+            w_data = Signal(32, name=f"rg{r}_w_data")
+            m.d.sync += [r_stb.eq(bus.r_stb & hit_in), w_stb.eq(bus.w_stb & hit_in)]
+            with m.If((bus.r_stb | bus.w_stb) & hit_in):
+                m.d.sync += addr.eq(bus.addr[:region_lo])
+            with m.If(bus.w_stb & hit_in):
+                m.d.sync += w_data.eq(bus.w_data)
+            rg[r] = (addr, r_stb, w_stb, w_data)
+
+        # the read's valid bits, set at E0 .. E4: r_data loads at E5
+        rd = Signal(READ_LATENCY)
+        m.d.sync += rd.eq(Cat(bus.r_stb, rd[:-1]))
+
+        # registers: E1 group decode, E2 write / strobe / word, E3 chunk OR
+        group_words = []
+        for group, words in sorted(groups.items()):
+            r = group >> (region_lo - low_bits)
+            addr, r_stb, w_stb, w_data = rg[r]
+            inside = addr[low_bits:] == group & ((1 << (region_lo - low_bits)) - 1)
+            g_r, g_w = Signal(name=f"g{group}_r"), Signal(name=f"g{group}_w")
+            g_lo = Signal(low_bits, name=f"g{group}_lo")
+            g_data = Signal(32, name=f"g{group}_w_data")
+            m.d.sync += [g_r.eq(r_stb & inside), g_w.eq(w_stb & inside)]
+            with m.If((r_stb | w_stb) & inside):
+                m.d.sync += g_lo.eq(addr[:low_bits])
+            with m.If(w_stb & inside):
+                m.d.sync += g_data.eq(w_data)
+            word_q = Signal(32, name=f"g{group}_q")
+            m.d.sync += word_q.eq(0)
+            for index, reg, sig, i, hi in words:
+                at = g_lo == index
+                if reg.access == "rw":
+                    with m.If(g_w & at):
+                        m.d.sync += sig[32 * i:hi].eq(g_data)
+                elif reg.access == "w":
+                    # registered strobe: g_data for the cycle after E2, 0 otherwise
+                    m.d.sync += sig[32 * i:hi].eq(Mux(g_w & at, g_data, 0))
+            values = []
+            for index, reg, sig, i, hi in words:
+                if reg.access == "w":
+                    continue
+                value = sig[32 * i:hi]
+                if reg.access == "r" and reg.words > 1:
+                    # reading word 0 latches the upper words, so a live value is read
+                    # consistently low word first
+                    latched = self._latched(reg, sig)
+                    if i == 0:
+                        with m.If(g_r & (g_lo == index)):
+                            m.d.sync += latched.eq(sig[32:])
+                    else:
+                        value = latched[32 * (i - 1):hi - 32]
+                values.append((index, value))
+            with m.If(g_r):
+                with m.Switch(g_lo):
+                    for index, value in values:
+                        with m.Case(index):
+                            m.d.sync += word_q.eq(value)
+            group_words.append(word_q)
+        chunks = []
+        for k in range(0, len(group_words), CHUNK_GROUPS):
+            chunk_q = Signal(32, name=f"rd_chunk{k // CHUNK_GROUPS}")
+            m.d.sync += chunk_q.eq(_or_tree(group_words[k:k + CHUNK_GROUPS]))
+            chunks.append(chunk_q)
+        regs_q = Signal(32, name="rd_regs")           # E4
+        m.d.sync += regs_q.eq(_or_tree(chunks))
+
+        # memory windows: E1 decode and entry address, E2 memory read / write, E3 entry
+        # register, E4 word select
+        window_words = []
+        for reg, window in self._windows:
+            r = (reg.offset >> 2) >> region_lo
+            addr, r_stb, w_stb, w_data = rg[r]
+            base, nwords = (reg.offset >> 2) & ((1 << region_lo) - 1), reg.words
             shift = nwords.bit_length() - 1
             span = nwords * reg.depth
             size = 1 << (span - 1).bit_length()              # the window within its aligned block
@@ -157,71 +266,34 @@ class RegisterBank(wiring.Component):
             else:
                 inside = (addr >= base) & (addr < base + span)
                 rel = addr - base
-            entry = rel >> shift
-            word_sel = rel[:shift] if shift else Const(0, 1)
-            w_hit = Signal(name=f"{window.addr.name}_w_hit")
-            m.d.comb += w_hit.eq(inside)
-            w_hits.append(w_hit)
+            name = window.addr.name
+            h1, h2, h3 = (Signal(name=f"{name}_hit{k}") for k in (1, 2, 3))
+            sel1, sel2, sel3 = (Signal(range(max(nwords, 2)), name=f"{name}_sel{k}") for k in (1, 2, 3))
+            m.d.sync += [h1.eq(r_stb & inside), h2.eq(h1), h3.eq(h2), sel2.eq(sel1), sel3.eq(sel2)]
+            with m.If((r_stb | w_stb) & inside):
+                m.d.sync += [window.addr.eq(rel >> shift), sel1.eq(rel[:shift] if shift else 0)]
             if window.w_en is not None:
-                m.d.comb += [
-                    window.w_en.eq(bus.w_stb & w_hit),
-                    window.w_addr.eq(entry),
-                    window.w_word.eq(word_sel),
-                    window.w_data.eq(bus.w_data),
-                ]
-            hit = Signal(name=f"{window.addr.name}_hit")
-            sel = Signal(range(max(nwords, 2)), name=f"{window.addr.name}_sel")
-            m.d.comb += window.addr.eq(entry)
-            hit2 = Signal(name=f"{window.addr.name}_hit2")
-            m.d.sync += [hit.eq(bus.r_stb & w_hit), hit2.eq(hit)]
-            with m.If(bus.r_stb):
-                m.d.sync += sel.eq(word_sel)
-            entry_q = Signal(32 * nwords, name=f"{window.addr.name}_q")
-            with m.If(hit):
+                m.d.sync += window.w_en.eq(w_stb & inside)
+                with m.If(w_stb & inside):
+                    m.d.sync += [window.w_addr.eq(rel >> shift), window.w_word.eq(rel[:shift] if shift else 0),
+                                 window.w_data.eq(w_data)]
+            entry_q = Signal(32 * nwords, name=f"{name}_q")
+            with m.If(h2):
                 m.d.sync += entry_q.eq(window.data)
-            window_words.append(Mux(hit2, entry_q.word_select(sel, 32), 0))
-        # the window's data, the second edge after its strobe (no window is hit otherwise)
-        window_read = Signal()
-        window_read2 = Signal()
-        m.d.sync += [window_read.eq(bus.r_stb & Cat(w_hits).any()), window_read2.eq(window_read)]
-        with m.If(window_read2):
-            m.d.sync += bus.r_data.eq(_or_tree(window_words))
+            word_q = Signal(32, name=f"{name}_word")
+            m.d.sync += word_q.eq(Mux(h3, entry_q.word_select(sel3, 32), 0))
+            window_words.append(word_q)
 
-        # registers, in two pipeline stages (a window's or an unmapped address reads 0 here):
-        # at the strobe's edge every group of GROUP_WORDS words registers its addressed word (0
-        # unless the address is in the group), at the next edge r_data takes the OR of the
-        # groups. Reading word 0 of a wider read-only register latches its upper words at the
-        # strobe's edge, so they are read consistently afterwards.
-        groups = {}
-        for reg, sig in self._regs:
-            if reg.access == "w" or sig is None:
-                continue
-            latched = sig
-            if reg.access == "r" and reg.words > 1:
-                latched = Signal(reg.width - 32, name=f"{sig.name}_hi")
-                with m.If(bus.r_stb & (addr == reg.offset >> 2)):
-                    m.d.sync += latched.eq(sig[32:])
-            for i, off in enumerate(reg.word_offsets):
-                hi = min(32 * (i + 1), reg.width)
-                value = sig[32 * i:hi] if latched is sig or i == 0 else latched[32 * (i - 1):hi - 32]
-                groups.setdefault((off >> 2) // GROUP_WORDS, []).append(((off >> 2) % GROUP_WORDS, value))
-        group_words = []
-        low_bits = (GROUP_WORDS - 1).bit_length()
-        for group, words in sorted(groups.items()):
-            word_q = Signal(32, name=f"r_group{group}_q")
-            with m.If(bus.r_stb):
-                m.d.sync += word_q.eq(0)
-                with m.If(addr[low_bits:] == group):
-                    with m.Switch(addr[:low_bits]):
-                        for index, value in words:
-                            with m.Case(index):
-                                m.d.sync += word_q.eq(value)
-            group_words.append(word_q)
-        reg_read = Signal()
-        m.d.sync += reg_read.eq(bus.r_stb)
-        with m.If(reg_read):
-            m.d.sync += bus.r_data.eq(_or_tree(group_words))
+        with m.If(rd[-1]):                                 # E5
+            m.d.sync += bus.r_data.eq(_or_tree([regs_q, *window_words]))
         return m
+
+    def _latched(self, reg, sig):
+        """The register holding the upper words of a wide read-only register."""
+        cache = self.__dict__.setdefault("_latch_cache", {})
+        if reg.name not in cache:
+            cache[reg.name] = Signal(reg.width - 32, name=f"{sig.name}_hi")
+        return cache[reg.name]
 
 
 def _or_tree(values):

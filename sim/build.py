@@ -56,6 +56,13 @@ VERILATOR_FLAGS = (
 # Verilator compiles harness and hot model code with OPT_FAST (default -Os).
 MAKE_FLAGS = f"OPT_FAST=-O2 OPT_GLOBAL=-O2 {VERILATED_MK_FIXES}"
 CXX_FLAGS = "-std=gnu++17 -DNDEBUG"
+
+
+def _csr_defines() -> str:
+    """The CSR bus timing the harness follows, from the gateware that sets it."""
+    from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ   # noqa: PLC0415
+
+    return f"-DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
 _VERSIONED = ("verilator", "amaranth", "liteeth", "litex", "migen")
 _LOG_TAIL_LINES = 40
 
@@ -143,7 +150,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
-        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS}",
+        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS} {_csr_defines()}",
         "-MAKEFLAGS", MAKE_FLAGS,
         *[str(Path(v).resolve()) for v in verilog],
         *cpp,

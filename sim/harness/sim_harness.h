@@ -81,8 +81,9 @@ public:
         top_->csr_r_stb = 1;
         tick();
         top_->csr_r_stb = 0;
-        tick();
-        tick();  // r_data is valid after the second edge that follows the strobe (memory windows)
+        // r_data is valid after the READ_LATENCY th edge that follows the strobe's (the
+        // pipelined bus of wirespeed.gateware.registers; sim/build.py passes the constant)
+        for (unsigned i = 0; i < WS_CSR_READ_LATENCY; i++) tick();
         return top_->csr_r_data;
     }
 
@@ -92,6 +93,9 @@ public:
         top_->csr_w_stb = 1;
         tick();
         top_->csr_w_stb = 0;
+        // the next strobe comes WRITE_TO_READ cycles after this one: a read then sees what
+        // the write did (a SNAPSHOT's registers included)
+        for (unsigned i = 1; i < WS_CSR_WRITE_TO_READ; i++) tick();
     }
 
     bool ext_write(uint32_t byte_addr, uint32_t /*data*/) override {

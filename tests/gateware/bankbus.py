@@ -1,5 +1,8 @@
 """Host side of a RegisterBank's CSR bus in the Amaranth simulator (protocol in
-wirespeed.gateware.registers: a write takes one clock, a read two), for module tests."""
+wirespeed.gateware.registers: a write lands WRITE_LATENCY edges after its strobe's, a read's
+data comes READ_LATENCY edges after), for module tests."""
+
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 
 
 class BankBus:
@@ -16,6 +19,8 @@ class BankBus:
             ctx.set(self.bus.w_stb, 1)
             await ctx.tick()
             ctx.set(self.bus.w_stb, 0)
+            # the write, and what a command strobe starts, has happened when this returns
+            await ctx.tick().repeat(WRITE_TO_READ)
 
     async def read_words(self, ctx, offsets):
         out = []
@@ -24,7 +29,7 @@ class BankBus:
             ctx.set(self.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(self.bus.r_stb, 0)
-            await ctx.tick().repeat(2)
+            await ctx.tick().repeat(READ_LATENCY)
             out.append(ctx.get(self.bus.r_data))
         return out
 

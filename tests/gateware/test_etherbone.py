@@ -12,6 +12,7 @@ from amaranth import Shape
 from amaranth.sim import Simulator
 
 from wirespeed.gateware.etherbone import EtherboneEngine
+from wirespeed.gateware.registers import READ_LATENCY
 from wirespeed.gateware.mgmt import SlipCrcRx, SlipCrcTx, UartBridge
 from wirespeed.host.serial_transport import SlipDecoder, decode_stale, slip_frame
 from wirespeed.host.transport import Record, decode_answer, encode_request, plan_records
@@ -54,7 +55,7 @@ class BusModel:
             assert not self._pending, "read strobes closer than the bus allows"
             value = self.read_word(addr)
             self.log.append(("R", addr, value))
-            self._pending.append([3, value])   # valid after the second edge after the strobe
+            self._pending.append([READ_LATENCY + 1, value])   # valid READ_LATENCY edges after the strobe's
 
 
 def run_engine(frames, *, seed=0, o_ready=1.0, i_gaps=0.0, max_cycles=400_000):

@@ -6,7 +6,7 @@ import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
 
-from wirespeed.gateware.registers import RegisterBank
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_LATENCY, RegisterBank
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.gateware.top import build_register_map
 
@@ -27,7 +27,7 @@ def test_access_semantics():
     rmap = bank.register_map()
     m = Module()
     m.submodules.bank = bank
-    counter = Signal(64, init=0xFFFF_FFF0)
+    counter = Signal(64, init=0xFFFF_FFC0)
     strobes = Signal(8)
     m.d.sync += counter.eq(counter + 1)
     m.d.comb += regs["live"].eq(counter)
@@ -41,13 +41,14 @@ def test_access_semantics():
             ctx.set(bank.bus.w_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.w_stb, 0)
+            await ctx.tick().repeat(WRITE_LATENCY)                 # the write has landed
 
         async def read(off):
             ctx.set(bank.bus.addr, off >> 2)
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick().repeat(2)   # valid after the second edge; r_data holds until the next read
+            await ctx.tick().repeat(READ_LATENCY)   # r_data holds until the next read
             return ctx.get(bank.bus.r_data)
 
         assert await read(rmap["a.cfg"].offset) == 0x1234
@@ -65,7 +66,7 @@ def test_access_semantics():
         await ctx.tick().repeat(40)
         assert ctx.get(counter) >> 32 == 1
         hi = await read(live.offset + 4)
-        assert hi == 0 and lo >= 0xFFFF_FFF0
+        assert hi == 0 and lo >= 0xFFFF_FFC0
         before = ctx.get(strobes)
         await write(rmap["a.cmd"].offset, 1)
         await ctx.tick().repeat(3)
@@ -148,9 +149,78 @@ def test_read_write_memory_window(width):
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick().repeat(2)
+            await ctx.tick().repeat(READ_LATENCY)
             words.append(ctx.get(bank.bus.r_data))
         assert reg.entries(words) == values
+
+    sim = Simulator(m)
+    sim.add_clock(8e-9)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_pipelined_bus_serves_a_strobe_every_cycle():
+    """Reads and writes on consecutive cycles are served in order: each read's data comes
+    READ_LATENCY edges after its strobe's, a write lands WRITE_LATENCY edges after, and a
+    read WRITE_TO_READ cycles after a write sees it. The registers sit in different groups
+    and regions of the bus, and a memory window reads between them."""
+    from amaranth.lib.memory import Memory
+
+    from wirespeed.gateware.registers import GROUP_WORDS, WRITE_TO_READ
+
+    bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+    regs = [bank.add(f"a.r{i}", 32, "rw", reset=0x1000 + i) for i in range(3)]
+    bank.align(4 * GROUP_WORDS)
+    regs += [bank.add(f"b.r{i}", 32, "rw", reset=0x2000 + i) for i in range(2)]
+    win = bank.add_memory("b.table", 32, 4)
+    bank.align(0x10000)                                  # the next region
+    regs += [bank.add(f"c.r{i}", 32, "rw", reset=0x3000 + i) for i in range(2)]
+    rmap = bank.register_map()
+    m = Module()
+    m.submodules.bank = bank
+    m.submodules.mem = mem = Memory(shape=32, depth=4, init=[0xAA00 + i for i in range(4)])
+    rp = mem.read_port()
+    m.d.comb += [rp.addr.eq(win.addr), win.data.eq(rp.data)]
+    names = [r.name for r in rmap if r.depth == 1]
+    table = rmap["b.table"]
+    order = [names[0], names[3], "b.table:2", names[5], names[1], "b.table:0", names[6], names[4], names[2]]
+
+    def word(name):
+        if name.startswith("b.table:"):
+            return (table.offset >> 2) + int(name.split(":")[1])
+        return rmap[name].offset >> 2
+
+    async def bench(ctx):
+        expected = {n: rmap[n].reset for n in names} | {f"b.table:{i}": 0xAA00 + i for i in range(4)}
+        for _round in range(2):
+            got = []
+            for cycle in range(len(order) + READ_LATENCY):
+                if cycle < len(order):
+                    ctx.set(bank.bus.addr, word(order[cycle]))
+                    ctx.set(bank.bus.r_stb, 1)
+                else:
+                    ctx.set(bank.bus.r_stb, 0)
+                await ctx.tick()
+                if cycle >= READ_LATENCY:
+                    got.append(ctx.get(bank.bus.r_data))
+            ctx.set(bank.bus.r_stb, 0)
+            assert got == [expected[n] for n in order]
+            # a burst of writes, one per cycle, then a read WRITE_TO_READ cycles after the last
+            for i, name in enumerate(names):
+                ctx.set(bank.bus.addr, word(name))
+                ctx.set(bank.bus.w_data, 0xB0B0_0000 + 17 * i)
+                ctx.set(bank.bus.w_stb, 1)
+                expected[name] = 0xB0B0_0000 + 17 * i
+                await ctx.tick()
+            ctx.set(bank.bus.w_stb, 0)
+            await ctx.tick().repeat(WRITE_TO_READ - 1)
+            ctx.set(bank.bus.addr, word(names[-1]))
+            ctx.set(bank.bus.r_stb, 1)
+            await ctx.tick()
+            ctx.set(bank.bus.r_stb, 0)
+            await ctx.tick().repeat(READ_LATENCY)
+            assert ctx.get(bank.bus.r_data) == expected[names[-1]]
+            assert [ctx.get(sig) for sig in regs] == [expected[n] for n in names]
 
     sim = Simulator(m)
     sim.add_clock(8e-9)

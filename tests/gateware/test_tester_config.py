@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from wirespeed.gateware import config as C
 from wirespeed.gateware.config import BOARD_25F, BOARD_45F, ID_CONFIG_OFFSET, PRESETS, SIM, WORD_FIELDS
-from wirespeed.gateware.registers import RegisterBank
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ, RegisterBank
 from wirespeed.gateware.regmap import pack_fields
 from wirespeed.gateware.top import SimTop, build_register_map
 
@@ -169,7 +169,7 @@ def test_every_register_reads_back_through_the_staged_decode():
             ctx.set(bank.bus.r_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.r_stb, 0)
-            await ctx.tick().repeat(2)
+            await ctx.tick().repeat(READ_LATENCY)
             return ctx.get(bank.bus.r_data)
 
         async def write(word, value):
@@ -178,6 +178,7 @@ def test_every_register_reads_back_through_the_staged_decode():
             ctx.set(bank.bus.w_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.w_stb, 0)
+            await ctx.tick().repeat(WRITE_TO_READ - 1)
 
         expect = {}
         for name, (sig, access, width) in regs.items():

@@ -14,7 +14,7 @@ from wirespeed.capture import (CapturedFrame, arm_capture, capture_status, read_
 from wirespeed.errors import DeviceError
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import Capture
-from wirespeed.gateware.registers import RegisterBank
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_LATENCY, RegisterBank
 from wirespeed.host.device import Device
 from wirespeed.host.transport import FakeTransport
 
@@ -140,6 +140,7 @@ def test_gateware_words_decode_to_the_frames_sent(tmp_path):
             ctx.set(bank.bus.w_stb, 1)
             await ctx.tick()
             ctx.set(bank.bus.w_stb, 0)
+            await ctx.tick().repeat(WRITE_LATENCY)
         await bus_write("p0.cap.trigger", 1)       # from the first bad FCS on
         await bus_write("p0.cap.snaplen", 40)
         await bus_write("p0.cap.arm", 1)
@@ -161,7 +162,7 @@ def test_gateware_words_decode_to_the_frames_sent(tmp_path):
                     ctx.set(bank.bus.r_stb, 1)
                     await ctx.tick()
                     ctx.set(bank.bus.r_stb, 0)
-                    await ctx.tick().repeat(2)
+                    await ctx.tick().repeat(READ_LATENCY)
                     words[off] = ctx.get(bank.bus.r_data)
 
     sim = Simulator(m)

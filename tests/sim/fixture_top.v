@@ -12,8 +12,8 @@
 //   0xF04 + 0x10*p  read: sum of rxd over all cycles with rx_dv
 //   0xF05 + 0x10*p  read: cycles with rx_er
 //   0xF20           read: cycle counter (cycles since reset was released)
-// csr_r_data is registered at the edge that samples csr_r_stb (the harness reads it two edges
-// later, as the tester's protocol allows), held until the next read.
+// csr_r_data is registered at the edge that samples csr_r_stb (the harness reads it
+// READ_LATENCY edges later, as the tester's protocol allows), held until the next read.
 module fixture_port (
     input             clk,
     input             rst,

@@ -24,6 +24,7 @@ from litex.tools.remote.etherbone import (
     EtherboneWrites,
 )
 
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 from wirespeed.sim import build
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess, parse_exit_stats
@@ -168,20 +169,23 @@ def test_probe(sim):
     assert r.pr == 1 and r.pf == 0
 
 
-def test_csr_reads_take_three_cycles_and_writes_one(sim):
+def test_csr_reads_and_writes_take_the_bus_timing(sim):
+    """The harness follows the tester's pipelined bus (wirespeed.gateware.registers): a read
+    takes its strobe's cycle and READ_LATENCY more, a write WRITE_TO_READ cycles."""
+    read_cycles, write_cycles = 1 + READ_LATENCY, WRITE_TO_READ
     c = Client(sim.host, sim.port)
     try:
-        # reads of the cycle counter within one record are exactly three cycles apart
+        # reads of the cycle counter within one record are exactly read_cycles apart
         got = c.read(*([CYCLE * 4] * 20))
-        assert [b - a for a, b in zip(got, got[1:])] == [3] * 19
-        # records run in order, writes before reads, one cycle per write, three per read
+        assert [b - a for a, b in zip(got, got[1:])] == [read_cycles] * 19
+        # records run in order, writes before reads
         r1, r2 = EtherboneRecord(), EtherboneRecord()
         r1.reads = EtherboneReads(base_ret_addr=5, addrs=[CYCLE * 4])
         r2.writes = EtherboneWrites(base_addr=0, datas=[1, 2, 3])
         r2.reads = EtherboneReads(base_ret_addr=6, addrs=[CYCLE * 4])
         c.send(r1, r2)
         (a,), (b,) = c.reply(5)
-        assert b - a == 3 + 3
+        assert b - a == read_cycles + 3 * write_cycles
     finally:
         c.close()
 

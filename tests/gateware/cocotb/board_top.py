@@ -7,8 +7,9 @@ import os
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge, Timer
+from cocotb.triggers import RisingEdge, Timer
 
+from csr import Csr
 from wirespeed.gateware.config import PRESETS, TesterConfig
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, MAGIC
 from wirespeed.gateware.top import build_register_map
@@ -20,9 +21,9 @@ RMAP = build_register_map(CONFIG)
 CLK_NS = 8
 
 
-class Bus:
+class Bus(Csr):
     def __init__(self, dut):
-        self.dut = dut
+        super().__init__(dut, RMAP)
 
     async def reset(self):
         dut = self.dut
@@ -37,40 +38,6 @@ class Bus:
             await RisingEdge(dut.clk)
         dut.rst.value = 0
         await RisingEdge(dut.clk)
-
-    async def write_word(self, word, value):
-        self.dut.csr_addr.value = word
-        self.dut.csr_w_data.value = value
-        self.dut.csr_w_stb.value = 1
-        await RisingEdge(self.dut.clk)
-        self.dut.csr_w_stb.value = 0
-
-    async def read_word(self, word):
-        self.dut.csr_addr.value = word
-        self.dut.csr_r_stb.value = 1
-        await RisingEdge(self.dut.clk)
-        self.dut.csr_r_stb.value = 0
-        await RisingEdge(self.dut.clk)
-        await RisingEdge(self.dut.clk)
-        await ReadOnly()               # r_data as the second edge after the strobe left it (protocol)
-        value = int(self.dut.csr_r_data.value)
-        await RisingEdge(self.dut.clk)
-        return value
-
-    async def write(self, name, value):
-        reg = RMAP[name]
-        for off, word in zip(reg.word_offsets, reg.split(value)):
-            await self.write_word(off >> 2, word)
-
-    async def read(self, name):
-        reg = RMAP[name]
-        return reg.join([await self.read_word(off >> 2) for off in reg.word_offsets])
-
-    async def write_entry(self, name, index, value):
-        reg = RMAP[name]
-        assert index < reg.depth, f"{name} has {reg.depth} entries"
-        for i, word in enumerate(reg.split(value)):
-            await self.write_word((reg.offset >> 2) + reg.words * index + i, word)
 
 
 def cable(dut, src, dst):

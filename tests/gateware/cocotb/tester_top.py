@@ -6,12 +6,13 @@ import os
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge, Timer
-from cocotb.utils import get_sim_time, get_time_from_sim_steps
+from cocotb.triggers import RisingEdge, Timer
+from cocotb.utils import get_time_from_sim_steps
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
 
 from scapy.layers.l2 import ARP, Ether
 
+from csr import Csr
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START
 from wirespeed.gateware.top import build_register_map
@@ -25,9 +26,9 @@ TX_PIPELINE_NS = int(os.environ["WS_TX_PIPELINE_NS"])
 RX_PIPELINE_NS = int(os.environ["WS_RX_PIPELINE_NS"])
 
 
-class Tester:
+class Tester(Csr):
     def __init__(self, dut):
-        self.dut = dut
+        super().__init__(dut, RMAP)
 
     async def reset(self):
         dut = self.dut
@@ -43,59 +44,6 @@ class Tester:
             await RisingEdge(dut.clk)
         dut.rst.value = 0
         await RisingEdge(dut.clk)
-
-    async def write(self, name, value):
-        reg = RMAP[name]
-        for off, word in zip(reg.word_offsets, reg.split(value)):
-            self.dut.csr_addr.value = off >> 2
-            self.dut.csr_w_data.value = word
-            self.dut.csr_w_stb.value = 1
-            await RisingEdge(self.dut.clk)
-            self.dut.csr_w_stb.value = 0
-
-    async def read(self, name, with_time=False):
-        """Value of a register; with_time also returns the sim time (ns) of the clock edge
-        that sampled its first word."""
-        reg = RMAP[name]
-        words, t_edge = [], None
-        for off in reg.word_offsets:
-            self.dut.csr_addr.value = off >> 2
-            self.dut.csr_r_stb.value = 1
-            await RisingEdge(self.dut.clk)
-            t_edge = t_edge if t_edge is not None else get_sim_time("ns")
-            self.dut.csr_r_stb.value = 0
-            await RisingEdge(self.dut.clk)
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()          # r_data lands on the second edge after the strobe
-            words.append(int(self.dut.csr_r_data.value))
-            await RisingEdge(self.dut.clk)
-        value = reg.join(words)
-        return (value, t_edge) if with_time else value
-
-    async def read_entry(self, name, index):
-        """Entry ``index`` of a memory window."""
-        reg = RMAP[name]
-        words = []
-        for off in reg.word_offsets[index * reg.words:(index + 1) * reg.words]:
-            self.dut.csr_addr.value = off >> 2
-            self.dut.csr_r_stb.value = 1
-            await RisingEdge(self.dut.clk)
-            self.dut.csr_r_stb.value = 0
-            await RisingEdge(self.dut.clk)
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()          # the window's data lands on this edge (the second after the strobe)
-            words.append(int(self.dut.csr_r_data.value))
-            await RisingEdge(self.dut.clk)
-        return reg.join(words)
-
-    async def write_entry(self, name, index, value):
-        reg = RMAP[name]
-        for i, word in enumerate(reg.split(value)):
-            self.dut.csr_addr.value = (reg.offset >> 2) + reg.words * index + i
-            self.dut.csr_w_data.value = word
-            self.dut.csr_w_stb.value = 1
-            await RisingEdge(self.dut.clk)
-            self.dut.csr_w_stb.value = 0
 
     async def send(self, port, frame_len, count, pct=100.0):
         """One Appendix C stream (stream id 7), ``count`` frames at ``pct`` of line rate."""
