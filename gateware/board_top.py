@@ -32,7 +32,7 @@ is the OR of the two. The host reads them by name from :func:`board_register_map
     pN.rgmii.inband        the PHY's RGMII in-band status: bit 0 link, 2:1 speed, 3 duplex
 """
 
-from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal, Cat
+from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal, Cat
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
@@ -182,11 +182,15 @@ class BoardTop(Elaboratable):
         if platform is not None:
             platform.add_file(f"{MAC_MODULE}.v", mac_verilog())
 
-        # clocking: oscillator -> PLL -> sync (125 MHz); reset until the PLL locks
+        # clocking: oscillator -> PLL -> DCCA -> sync (125 MHz). The clock buffer passes the
+        # clock only once the PLL has locked, so the design starts from the values the
+        # configuration gave every flip-flop, on a clean clock, and needs no reset: a reset
+        # would reach some 15,000 flip-flops, one net of a fan-out that costs nanoseconds
+        # across the part (and the LSR input each takes)
         clk_in = platform.request(*board.clk_resource, dir="-")
         m.submodules.clk_in = clk_buf = io.Buffer("i", clk_in)
         params = pll_params(board.clk_hz)
-        sys_clk, locked = Signal(name="sys_clk"), Signal(name="pll_locked")
+        pll_clk, sys_clk, locked = Signal(name="pll_clk"), Signal(name="sys_clk"), Signal(name="pll_locked")
         m.submodules.pll = Instance(
             "EHXPLLL",
             a_FREQUENCY_PIN_CLKI=str(board.clk_hz / 1e6), a_FREQUENCY_PIN_CLKOP=str(CLK_HZ / 1e6),
@@ -195,16 +199,22 @@ class BoardTop(Elaboratable):
             p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
             p_CLKI_DIV=params["CLKI_DIV"], p_CLKFB_DIV=params["CLKFB_DIV"], p_CLKOP_DIV=params["CLKOP_DIV"],
             p_CLKOP_CPHASE=params["CLKOP_CPHASE"], p_CLKOP_FPHASE=0, p_FEEDBK_PATH="CLKOP",
-            i_CLKI=clk_buf.i, i_CLKFB=sys_clk, i_RST=Const(0), i_STDBY=Const(0),
+            i_CLKI=clk_buf.i, i_CLKFB=pll_clk, i_RST=Const(0), i_STDBY=Const(0),
             i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1, i_PLLWAKESYNC=0,
-            i_ENCLKOP=0, o_CLKOP=sys_clk, o_LOCK=locked)
-        m.domains.sync = ClockDomain("sync")
+            i_ENCLKOP=0, o_CLKOP=pll_clk, o_LOCK=locked)
+        # the lock, synchronised on the PLL's own (ungated) clock, enables the buffer
+        m.domains.pll = ClockDomain("pll", reset_less=True)
+        m.d.comb += ClockSignal("pll").eq(pll_clk)
+        lock_sync = Signal(3)
+        m.d.pll += lock_sync.eq(Cat(locked, lock_sync[:-1]))
+        running = lock_sync[-1]
+        m.submodules.sys_gate = Instance("DCCA", i_CLKI=pll_clk, i_CE=running, o_CLKO=sys_clk)
+        m.domains.sync = ClockDomain("sync", reset_less=True)
         m.d.comb += ClockSignal("sync").eq(sys_clk)
         # no constraint here: nextpnr derives 125 MHz for the PLL output from the oscillator's
         # (the resource's Clock), and the RGMII receive clocks are constrained on their pins
         # (Clock(125e6) on each board's rx_clk subsignal): yosys renames internal nets, so a
         # net constraint would not find them
-        m.submodules.sync_rst = ResetSynchronizer(~locked, domain="sync")
 
         # the tester core
         m.submodules.tester = tester = self.tester
@@ -218,7 +228,7 @@ class BoardTop(Elaboratable):
             pins = RGMIIPins(platform.request(*res, dir="-"), dom,
                              rx_delay_ns=board.rgmii_rx_delay_ns, tx_delay_ns=board.rgmii_tx_delay_ns)
             m.submodules[f"rgmii{i}_pins"] = pins
-            m.submodules[f"rx{i}_rst"] = ResetSynchronizer(ResetSignal("sync"), domain=dom)
+            m.submodules[f"rx{i}_rst"] = ResetSynchronizer(~running, domain=dom)
             m.submodules[f"rgmii{i}"] = port = RGMIIPort(dom)
             m.d.comb += [
                 pins.ddr.tx_ctl.eq(port.ddr.tx_ctl), pins.ddr.tx_data.eq(port.ddr.tx_data),

@@ -31,7 +31,8 @@ class EthMAC(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        clk, rst = ClockSignal("sync"), ResetSignal("sync")
+        # a board's sync domain has no reset (its clock starts once the PLL locks): 0 there
+        clk, rst = ClockSignal("sync"), ResetSignal("sync", allow_reset_less=True)
         m.submodules.mac = Instance(
             MAC_MODULE,
             i_sys_clk=clk, i_sys_rst=rst,
