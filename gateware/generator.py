@@ -765,10 +765,13 @@ class TrafficGenerator(wiring.Component):
             with m.If(no_tx):
                 m.d.comb += live_n["first_tx_ns"].eq(now_d)
         m.d.sync += [sig.eq(live_n[name]) for name, sig in live.items()]
+        # the per-stream counts, one more cycle late, all of them (count, clear, snapshot): from
+        # registers of their own, which placement keeps beside the counters' LUT RAM (the
+        # emitter's cur.stream also addresses the templates, across the generator)
         m.submodules.txc = txc = TxStreamCounters(n)
-        m.d.comb += [txc.count.eq(launched), txc.stream.eq(cur.stream), txc.frame_len.eq(cur.frame_len),
-                     txc.clear.eq(clear_d), txc.snapshot.eq(snapshot_d),
-                     txc.read_addr.eq(self._stream_tx.addr), self._stream_tx.data.eq(txc.read_data)]
+        m.d.sync += [txc.count.eq(launched), txc.clear.eq(clear_d), txc.snapshot.eq(snapshot_d),
+                     txc.stream.eq(cur.stream), txc.frame_len.eq(cur.frame_len)]
+        m.d.comb += [txc.read_addr.eq(self._stream_tx.addr), self._stream_tx.data.eq(txc.read_data)]
         with m.If(self.snapshot):
             for name, reg in self._snap.items():
                 m.d.sync += reg.eq(live_n[name])

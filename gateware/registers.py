@@ -146,8 +146,8 @@ class RegisterBank(wiring.Component):
         # stage drives more than a few dozen loads, and no stage has more than a few LUTs.
         #
         #   E0  per region (the bus address's top REGION_BITS): address, strobes, write data
-        #   E1  per group of GROUP_WORDS words and per memory window: hit, low address bits,
-        #       write data; a window's entry address (its memory samples it at E2)
+        #   E1  per group of GROUP_WORDS words and per memory window: hit, low address bits;
+        #       a window's entry address (its memory samples it at E2); the region's write data
         #   E2  writes land (rw registers, the memories of "rw" windows); "w" strobes are
         #       registered, high for the cycle after E2; each group registers its addressed
         #       word (0 unless hit)
@@ -187,9 +187,12 @@ class RegisterBank(wiring.Component):
             m.d.sync += [r_stb.eq(bus.r_stb & hit_in), w_stb.eq(bus.w_stb & hit_in)]
             with m.If((bus.r_stb | bus.w_stb) & hit_in):
                 m.d.sync += addr.eq(bus.addr[:region_lo])
+            w_data2 = Signal(32, name=f"rg{r}_w_data2")       # E1, what the region's writes land
             with m.If(bus.w_stb & hit_in):
                 m.d.sync += w_data.eq(bus.w_data)
-            rg[r] = (addr, r_stb, w_stb, w_data)
+            with m.If(w_stb):
+                m.d.sync += w_data2.eq(w_data)
+            rg[r] = (addr, r_stb, w_stb, w_data, w_data2)
 
         # the read's valid bits, set at E0 .. E4: r_data loads at E5
         rd = Signal(READ_LATENCY)
@@ -199,16 +202,13 @@ class RegisterBank(wiring.Component):
         group_words = []
         for group, words in sorted(groups.items()):
             r = group >> (region_lo - low_bits)
-            addr, r_stb, w_stb, w_data = rg[r]
+            addr, r_stb, w_stb, _, g_data = rg[r]
             inside = addr[low_bits:] == group & ((1 << (region_lo - low_bits)) - 1)
             g_r, g_w = Signal(name=f"g{group}_r"), Signal(name=f"g{group}_w")
             g_lo = Signal(low_bits, name=f"g{group}_lo")
-            g_data = Signal(32, name=f"g{group}_w_data")
             m.d.sync += [g_r.eq(r_stb & inside), g_w.eq(w_stb & inside)]
             with m.If((r_stb | w_stb) & inside):
                 m.d.sync += g_lo.eq(addr[:low_bits])
-            with m.If(w_stb & inside):
-                m.d.sync += g_data.eq(w_data)
             word_q = Signal(32, name=f"g{group}_q")
             m.d.sync += word_q.eq(0)
             for index, reg, sig, i, hi in words:
@@ -253,7 +253,7 @@ class RegisterBank(wiring.Component):
         window_words = []
         for reg, window in self._windows:
             r = (reg.offset >> 2) >> region_lo
-            addr, r_stb, w_stb, w_data = rg[r]
+            addr, r_stb, w_stb, w_data, _ = rg[r]
             base, nwords = (reg.offset >> 2) & ((1 << region_lo) - 1), reg.words
             shift = nwords.bit_length() - 1
             span = nwords * reg.depth
