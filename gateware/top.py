@@ -2,7 +2,7 @@
 command register on one CSR bus, with flat port names for the C++ harness
 (see docs/architecture.md for the port list)."""
 
-from amaranth import Module
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -50,8 +50,9 @@ class SimTop(wiring.Component):
             "n_ports": bank.add("id.n_ports", 32, "r", doc="number of tester ports"),
         }
         self._time = bank.add("time.ns", 64, "r", doc="free-running timebase, ns; reading the low word latches the high word")
-        self._cmd = bank.add("ctrl.cmd", 4, "w",
-                             doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters")
+        self._cmd = bank.add("ctrl.cmd", 4 + n_ports, "w",
+                             doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters; "
+                                 "bits 4.. the ports it is for, bit 4 + N port N (none set: every port)")
         # after the registers that were there before it, at the same address in every build
         self._id["config"] = bank.add("id.config", 32, "r",
                                       doc="build configuration (wirespeed.gateware.config.TesterConfig.word): "
@@ -76,12 +77,19 @@ class SimTop(wiring.Component):
             self._id["n_ports"].eq(self.n_ports), self._id["config"].eq(self.config.word()),
             self._time.eq(tb.now),
         ]
+        # each port's commands from a register of its own, a cycle after the bank's strobe: a
+        # CLEAR or SNAPSHOT reaches a thousand or more flip-flops of a port, and one register
+        # for both ports would be a net across the whole part (the port bits make the two
+        # registers different, so synthesis keeps both)
+        ports_sel = self._cmd[4:]
         for i, port in enumerate(self.ports):
             m.submodules[f"port{i}"] = port
+            cmd = Signal(4, name=f"p{i}_cmd")
+            m.d.sync += cmd.eq(Mux((ports_sel == 0) | ports_sel[i], self._cmd[:4], 0))
             m.d.comb += [
-                port.start.eq((self._cmd & CMD_START) != 0), port.stop.eq((self._cmd & CMD_STOP) != 0),
-                port.clear.eq((self._cmd & CMD_CLEAR) != 0),
-                port.snapshot.eq((self._cmd & CMD_SNAPSHOT) != 0), port.now.eq(tb.now),
+                port.start.eq((cmd & CMD_START) != 0), port.stop.eq((cmd & CMD_STOP) != 0),
+                port.clear.eq((cmd & CMD_CLEAR) != 0),
+                port.snapshot.eq((cmd & CMD_SNAPSHOT) != 0), port.now.eq(tb.now),
                 getattr(self, f"p{i}_gmii_tx_en").eq(port.gmii.tx_en),
                 getattr(self, f"p{i}_gmii_tx_er").eq(port.gmii.tx_er),
                 getattr(self, f"p{i}_gmii_txd").eq(port.gmii.txd),

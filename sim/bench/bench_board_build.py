@@ -4,6 +4,14 @@ achieved Fmax of every clock against 125 MHz, and utilisation (LUT4, FF, block R
     python sim/bench/bench_board_build.py [--board colorlight-5a-75b-v7] [--seed 1]
                                           [--config PRESET|minimal] [--out DIR]
     python sim/bench/bench_board_build.py --from-dir DIR    # figures of a finished build
+    python sim/bench/bench_board_build.py --part 45k --router router2   # diagnostic
+
+``--part`` places and routes the same design on another ECP5 of the same package (``45k``:
+the LFE5U-45F also comes in the CABGA256): with room to spare, placement converges in minutes
+and routing in a few more, where the 93 % full 25F takes an hour or more, so the design's own
+slow paths show (nextpnr names one per clock) without the congestion. The figures of such a
+build are a diagnosis, not the board's result (its bitstream is for the wrong part).
+``--router`` picks nextpnr's router (``router1``, the default, or ``router2``).
 
 It runs ``wirespeed.board.build`` (what ``wirespeed build`` runs), by default into
 ``$XDG_CACHE_HOME/wirespeed/build/<board>-bench`` (never the source tree). ``--config``
@@ -16,11 +24,16 @@ the figures are printed and the exit code is 1. Takes 5 to 40 minutes on 2 cores
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
 from wirespeed import board as wb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_timing import _critical_path, condensed  # noqa: E402  (the same path printing)
 
 
 def _config(name):
@@ -34,6 +47,31 @@ def _config(name):
     if name not in PRESETS:
         raise SystemExit(f"--config: one of {', '.join([*PRESETS, 'minimal'])}, not {name!r}")
     return PRESETS[name]
+
+
+def _pnr_args(argv, part, router):
+    """nextpnr's arguments with ``--25k``/``--45k``/... replaced by ``part`` and a router."""
+    if part is not None:
+        argv = [f"--{part}" if a in ("--12k", "--25k", "--45k", "--85k") else a for a in argv]
+    if router is not None:
+        argv += ["--router", router]
+    return argv
+
+
+def critical_paths(out: Path) -> str:
+    """The routed critical path of each clock, as bench_timing prints a block's (nothing if
+    nextpnr did not finish routing)."""
+    log_path = out / f"{wb.TOP_NAME}.tim"
+    log = log_path.read_text(errors="replace") if log_path.exists() else ""
+    if "Routing complete" not in log and "Program finished normally" not in log:
+        return ""
+    lines = []
+    for clock in dict.fromkeys(re.findall(r"Critical path report for clock '([^']+)'", log)):
+        start = log.rfind(f"Critical path report for clock '{clock}'")
+        end = log.find("Critical path report", start + 1)
+        lines.append(f"critical path, {clock}:")
+        lines += [f"    {line}" for line in condensed(_critical_path(log[start:end if end > 0 else None]))]
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def figures_from_dir(out: Path) -> str:
@@ -67,21 +105,28 @@ def main():
     ap.add_argument("--config", default=None, help="board_25f, board_45f, sim or minimal (default: the board's)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--from-dir", type=Path, default=None, help="only print the figures of this build folder")
+    ap.add_argument("--part", choices=["25k", "45k"], default=None,
+                    help="place and route on this ECP5 instead of the board's (diagnostic)")
+    ap.add_argument("--router", choices=["router1", "router2"], default=None, help="nextpnr's router")
     args = ap.parse_args()
     if args.from_dir is not None:
         print(figures_from_dir(args.from_dir), end="")
+        print(critical_paths(args.from_dir), end="")
         return 0
     out = args.out or wb.default_out_dir(args.board).with_name(f"{args.board}-bench")
     t0 = time.monotonic()
     try:
         report = wb.build(args.board, seed=args.seed, out=out, config=_config(args.config),
-                          log=lambda line: print(f"[{time.monotonic() - t0:6.0f} s] {line}", flush=True))
+                          log=lambda line: print(f"[{time.monotonic() - t0:6.0f} s] {line}", flush=True),
+                          pnr_args=lambda argv: _pnr_args(argv, args.part, args.router))
     except wb.BoardError as exc:
         print(f"build failed after {time.monotonic() - t0:.0f} s: {exc}")
         if (out / f"{wb.TOP_NAME}.tim").exists():
             print(figures_from_dir(out), end="")
+            print(critical_paths(out), end="")
         return 1
     print(report.summary(), end="")
+    print(critical_paths(out), end="")
     return 0
 
 

@@ -245,10 +245,12 @@ def _run_nextpnr(argv: list[str], cwd: Path, env: dict[str, str], log_path: Path
 
 
 def build(board_name: str, *, seed: int = 1, out: Path | None = None, config=None,
-          log: Callable[[str], None] = lambda line: None) -> BuildReport:
+          log: Callable[[str], None] = lambda line: None,
+          pnr_args: Callable[[list[str]], list[str]] | None = None) -> BuildReport:
     """Build the bitstream of ``board_name``; returns the report (timing met), raises
     :class:`BoardError` (one line) otherwise. ``config``: a TesterConfig instead of the
-    board's preset."""
+    board's preset. ``pnr_args``: rewrites nextpnr's arguments (diagnostic builds of
+    sim/bench/bench_board_build.py: another part, another router)."""
     board = get_board(board_name)
     if seed < 0:
         raise BoardError("--seed", f"must be 0 or more, not {seed}", exit_code=2)
@@ -280,6 +282,8 @@ def build(board_name: str, *, seed: int = 1, out: Path | None = None, config=Non
                       stderr=subprocess.PIPE).returncode != 0:
         raise BoardError("build", f"yosys failed; see {out / (TOP_NAME + '.rpt')}")
     log("place and route (nextpnr-ecp5)")
+    if pnr_args is not None:
+        pnr = pnr_args(list(pnr))
     code = _run_nextpnr([env[pnr_var], *pnr], out, env, out / f"{TOP_NAME}.tim")
     log_text = (out / f"{TOP_NAME}.tim").read_text(errors="replace") if (out / f"{TOP_NAME}.tim").exists() else ""
     over = _overfull(parse_log_utilisation(log_text))

@@ -129,6 +129,9 @@ async def check_wire(dut, frame_len, count, pct):
     assert all(abs(s - period) < 1 for s in spacing), (spacing, period)
     if pct == 100.0:
         assert set(gaps) == {12}, gaps
+    # a command for port 1 only leaves port 0's snapshot (none yet) alone
+    await t.write("ctrl.cmd", CMD_SNAPSHOT | 1 << (4 + 1))
+    assert await t.read("p0.gen.tx_frames") == 0
     c = await t.counters(0)
     assert c["tx_frames"] == count and c["tx_bytes"] == count * frame_len
 
