@@ -32,7 +32,7 @@ ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
 REGION_BITS = 2
 #: register words per first-stage read multiplexer (the read path's pipeline, see elaborate)
-GROUP_WORDS = 32
+GROUP_WORDS = 4
 #: groups ORed together by one register of the read path's third stage
 CHUNK_GROUPS = 8
 #: edges from the one that samples a read strobe to the one after which ``r_data`` is valid
