@@ -44,6 +44,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from . import frame as F
+from .replica import replicas
 from .streams import RxStream
 
 __all__ = ["Analyzer", "LAT_MIN_INIT", "LAT_FIRST_BIT", "LAT_LAST_BIT"]
@@ -142,8 +143,10 @@ class Analyzer(wiring.Component):
         sq_lat = Signal(32)
         m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid), c_tx.eq(d_tx),
                      c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(lat)]
-        c_good = Signal()
-        m.d.sync += c_good.eq(d_valid & d_test & ~d_err)
+        # one copy of c_good per counter it enables (each placed by its counter: together they
+        # enable over 300 flip-flops)
+        c_good = replicas(m, "sync", d_valid & d_test & ~d_err,
+                          ["frames", "bytes", "sum", "rx", "min", "max", "sq", "jit"], prefix="c_good")
         with m.If(d_valid & d_test & ~d_err):
             m.d.sync += sq_lat.eq(lat)
 
@@ -158,19 +161,19 @@ class Analyzer(wiring.Component):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)
             with m.Elif(~c_test):
                 m.d.sync += self.other_frames.eq(self.other_frames + 1)
-        with m.If(c_good):
-            m.d.sync += [
-                self.rx_frames.eq(self.rx_frames + 1),
-                self.rx_bytes.eq(self.rx_bytes + c_len),
-                self.lat_sum.eq(self.lat_sum + c_lat),
-                self.last_rx_ns.eq(c_rx),
-                have_first.eq(1),
-            ]
+        with m.If(c_good["frames"]):
+            m.d.sync += self.rx_frames.eq(self.rx_frames + 1)
+        with m.If(c_good["bytes"]):
+            m.d.sync += self.rx_bytes.eq(self.rx_bytes + c_len)
+        with m.If(c_good["sum"]):
+            m.d.sync += self.lat_sum.eq(self.lat_sum + c_lat)
+        with m.If(c_good["rx"]):
+            m.d.sync += [self.last_rx_ns.eq(c_rx), have_first.eq(1)]
             with m.If(~have_first):
                 m.d.sync += self.first_rx_ns.eq(c_rx)
-        with m.If(c_good & (c_lat < self.lat_min)):
+        with m.If(c_good["min"] & (c_lat < self.lat_min)):
             m.d.sync += self.lat_min.eq(c_lat)
-        with m.If(c_good & (c_lat > self.lat_max)):
+        with m.If(c_good["max"] & (c_lat > self.lat_max)):
             m.d.sync += self.lat_max.eq(c_lat)
 
         # Square stage: the histogram sample (``lat_sample``/``lat_value``/``lat_sid``), the sum of
@@ -181,7 +184,7 @@ class Analyzer(wiring.Component):
         # previous good test frame's, from the second one after CLEAR on). This stage adds
         # them up.
         s2 = Signal()
-        m.d.sync += s2.eq(c_good)
+        m.d.sync += s2.eq(c_good["sq"])
         with m.If(c_valid):
             m.d.sync += [self.lat_value.eq(c_lat), self.lat_sid.eq(c_sid)]
         m.d.comb += self.lat_sample.eq(s2)
@@ -191,8 +194,8 @@ class Analyzer(wiring.Component):
         m.d.sync += [pp_hh.eq(hi * hi), pp_hl.eq(hi * lo), pp_ll.eq(lo * lo)]
         have_prev, j_valid = Signal(), Signal()
         prev, j_diff = Signal(32), Signal(32)
-        m.d.sync += j_valid.eq(c_good & have_prev)
-        with m.If(c_good):
+        m.d.sync += j_valid.eq(c_good["jit"] & have_prev)
+        with m.If(c_good["jit"]):
             m.d.sync += [prev.eq(c_lat), have_prev.eq(1),
                          j_diff.eq(Mux(c_lat >= prev, c_lat - prev, prev - c_lat))]
 

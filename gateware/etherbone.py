@@ -197,18 +197,26 @@ class EtherboneEngine(wiring.Component):
                     with m.If(self.i.payload.last):
                         m.d.sync += [field.eq(_HDR), hpos.eq(0), k.eq(0), bad.eq(0), idx.eq(0)]
                         with m.If(complete & ~bad & ~self.i.payload.drop):
-                            m.next = "DISPATCH"
+                            m.next = "CHECK"
                         with m.Elif(~self.i.payload.drop):
                             m.d.sync += self.malformed.eq(self.malformed + 1)
 
-            with m.State("DISPATCH"):
+            # the request's tag against the last executed one: compared here, registered, and
+            # acted on in DISPATCH (a 32-bit compare and subtraction before the state's own
+            # logic do not fit one 8 ns clock)
+            same, older = Signal(), Signal()
+            with m.State("CHECK"):
                 diff = Signal(32)
                 m.d.comb += diff.eq(tag - c_tag)
+                m.d.sync += [same.eq(c_valid & (tag == c_tag)), older.eq(c_valid & diff[31])]
+                m.next = "DISPATCH"
+
+            with m.State("DISPATCH"):
                 m.d.sync += [idx.eq(0), addr.eq(wbase), spos.eq(0), widx.eq(0), bpos.eq(0)]
-                with m.If(c_valid & (tag == c_tag)):
+                with m.If(same):
                     m.d.sync += [self.replays.eq(self.replays + 1), stale_mode.eq(0)]
                     m.next = "SEND_HDR"
-                with m.Elif(c_valid & diff[31]):
+                with m.Elif(older):
                     m.d.sync += [self.stale.eq(self.stale + 1), stale_mode.eq(1)]
                     m.next = "SEND_HDR"
                 with m.Else():

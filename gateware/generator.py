@@ -30,6 +30,7 @@ from . import frame as F
 from . import streamdesc as SD
 from .modifier import Modifier
 from .prng import RandomRange
+from .replica import replicas
 from .scheduler import StreamScheduler
 from .streams import TxStream
 from .txcounters import TxStreamCounters
@@ -389,33 +390,24 @@ class TrafficGenerator(wiring.Component):
         ]
         m.d.comb += size_rng.span.eq(span)
 
-        # c3: the frame length and length fields of the size mode, the folded checksum bases
+        # c3: the frame length and length fields of the size mode, the folded checksum bases;
+        # the length fields also as the checksums take them: 0 when the field is off (below),
+        # and 2 * len2 as len2 rotated left by one (equal modulo 0xFFFF)
         frame_len = Signal(14)
         len1 = Signal(16)
         len2 = Signal(16)
-        drawn = size_rng.value[:14]
-        with m.Switch(size_mode):
-            with m.Case(SD.SIZE_FIXED):
-                m.d.sync += [frame_len.eq(size_a), len1.eq(a_len1), len2.eq(a_len2)]
-            with m.Case(SD.SIZE_INCREMENT):
-                m.d.sync += [frame_len.eq(walk), len1.eq(w_len1), len2.eq(w_len2)]
-            with m.Case(SD.SIZE_RANDOM):
-                m.d.sync += [frame_len.eq(size_a + drawn), len1.eq(a_len1 + drawn), len2.eq(a_len2 + drawn)]
-            with m.Case(SD.SIZE_SEQUENCE):
-                m.d.sync += [frame_len.eq(size_w), len1.eq(size_w - len1_adj), len2.eq(size_w - len2_adj)]
-        # the same, as the checksums take them: 0 when the field is off; 2 * len2 is len2
-        # rotated left by one (equal modulo 0xFFFF)
         csum_len1 = Signal(16)
         csum_len2 = Signal(16)
+        drawn = size_rng.value[:14]
+        sizes = {SD.SIZE_FIXED: (size_a, a_len1, a_len2),
+                 SD.SIZE_INCREMENT: (walk, w_len1, w_len2),
+                 SD.SIZE_RANDOM: (size_a + drawn, a_len1 + drawn, a_len2 + drawn),
+                 SD.SIZE_SEQUENCE: (size_w, size_w - len1_adj, size_w - len2_adj)}
         with m.Switch(size_mode):
-            with m.Case(SD.SIZE_FIXED):
-                m.d.sync += [csum_len1.eq(a_len1), csum_len2.eq(_rotl1(a_len2))]
-            with m.Case(SD.SIZE_INCREMENT):
-                m.d.sync += [csum_len1.eq(w_len1), csum_len2.eq(_rotl1(w_len2))]
-            with m.Case(SD.SIZE_RANDOM):
-                m.d.sync += [csum_len1.eq(a_len1 + drawn), csum_len2.eq(_rotl1(a_len2 + drawn))]
-            with m.Case(SD.SIZE_SEQUENCE):
-                m.d.sync += [csum_len1.eq(size_w - len1_adj), csum_len2.eq(_rotl1(size_w - len2_adj))]
+            for mode, (length, l1, l2) in sizes.items():
+                with m.Case(mode):
+                    m.d.sync += [frame_len.eq(length), len1.eq(l1), len2.eq(l2),
+                                 csum_len1.eq(l1), csum_len2.eq(_rotl1(l2))]
         with m.If(~_field(d, "len1_en")):
             m.d.sync += csum_len1.eq(0)
         with m.If(~_field(d, "len2_en")):
@@ -461,8 +453,7 @@ class TrafficGenerator(wiring.Component):
                     m.d.sync += s.eq(pick)
                     m.next = "READ"
             with m.State("READ"):          # descriptor on desc_rd.data now
-                m.d.sync += [d.eq(dn),
-                             walk.eq(Mux(ss_has, ss_now,
+                m.d.sync += [walk.eq(Mux(ss_has, ss_now,
                                          Mux(_field(dn, "size_mode") == SD.SIZE_INCREMENT, _field(dn, "size_a"), 0))),
                              span.eq(_field(dn, "size_b") - _field(dn, "size_a") + 1),
                              walk_lim.eq(_field(dn, "size_b") - _field(dn, "size_step")),
@@ -483,12 +474,22 @@ class TrafficGenerator(wiring.Component):
             with m.State("COMMIT"):
                 m.next = "IDLE"
 
-        # COMMIT (the commit register is the FSM's COMMIT state, one register for the enables)
+        # the descriptor register (over 250 flip-flops) is loaded in READ, which IDLE enters on
+        # take_pick: its enable is a register of its own rather than the state's decode
+        with m.If(replicas(m, "sync", in_idle & take_pick, ["d"], prefix="read")["d"]):
+            m.d.sync += d.eq(dn)
+
+        # COMMIT (the commit register is the FSM's COMMIT state; the frame registers and the
+        # scheduler's take, over 500 flip-flops, are enabled by copies of it, commit_next
+        # registered)
+        commit_r = replicas(m, "sync", commit_next, ["pre", "launch", "sched"], prefix="commit")
         with m.If(commit):
-            # freeze the frame, advance every per-stream state, move the due time on (the
-            # writes' and the take's addresses and data are driven all the time, below)
+            # advance every per-stream state, move the due time on (the writes' and the take's
+            # addresses and data are driven all the time, below)
             m.d.sync += [seq_known.eq(seq_known | (Const(1, n) << s)),
                          ss_known.eq(ss_known | (Const(1, n) << s))]
+        with m.If(commit_r["pre"]):
+            # freeze the frame
             m.d.sync += [
                 prepared.eq(1),
                 pre.stream.eq(s), pre.stream_id.eq(_field(d, "stream_id")), pre.seq.eq(seq_now),
@@ -501,6 +502,7 @@ class TrafficGenerator(wiring.Component):
                 pre.udp_part.eq(Mux(odd, Cat(udp_part[8:], udp_part[:8]), udp_part)),
                 pre.sig_sum.eq(sig_sum), pre.sig_x.eq(sig_x),
             ]
+        with m.If(commit_r["launch"]):
             launch = _launch_flags(
                 frame_len, _field(d, "hdr_len"),
                 [(_field(d, f"{f}_en"), _field(d, f"{f}_off")) for f in ("len1", "len2", "ipcsum")],
@@ -515,7 +517,7 @@ class TrafficGenerator(wiring.Component):
                              pre.mod_mask[j].eq(regs["mask"]), pre.mod_value[j].eq(unit.value)]
         m.d.comb += [in_idle.eq(prep_fsm.ongoing("IDLE")),
                      size_reading.eq(~in_idle & ~prep_fsm.ongoing("COMMIT") & ~size_have)]
-        m.d.comb += [sched.take.eq(commit), sched.take_next.eq(commit_next), sched.take_stream.eq(s), sched.take_period.eq(_field(d, "period")),
+        m.d.comb += [sched.take.eq(commit_r["sched"]), sched.take_next.eq(commit_next), sched.take_stream.eq(s), sched.take_period.eq(_field(d, "period")),
                      sched.prepared.eq(prepared),
                      seq_wr.addr.eq(s), seq_wr.data.eq(seq_inc), seq_wr.en.eq(commit),
                      ss_wr.addr.eq(s), ss_wr.data.eq(Cat(next_walk, next_addr)),
@@ -566,19 +568,24 @@ class TrafficGenerator(wiring.Component):
         src = self.source
         ts = Signal(48)               # the transmit timestamp: now at the launch
         m.d.comb += advance.eq(self.busy & src.ready)
+        # busy, and copies of it for the frame registers that follow pre.* and now while the
+        # line is idle (over 300 flip-flops, placed across the emitter)
+        busy_next = Signal()
+        m.d.comb += busy_next.eq(Mux(self.busy, ~(advance & is_last), go))
+        m.d.sync += self.busy.eq(busy_next)
+        busy = replicas(m, "sync", busy_next, ["cur", "ts"], prefix="busy")
         with m.If(self.busy):
             with m.If(advance):
                 m.d.sync += [nidx.eq(n2), n2.eq(n3), n3.eq(n3 + 1), n4.eq(n4 + 1), is_first.eq(0),
                              is_last.eq(pre_last), pre_last.eq(pre2_last), pre2_last.eq(n3 == last_idx)]
-                with m.If(is_last):
-                    m.d.sync += self.busy.eq(0)
         with m.Else():                # as a launch leaves them (held from the launch on)
             m.d.sync += [nidx.eq(1), n2.eq(2), n3.eq(3), n4.eq(4),
                          is_first.eq(1), is_last.eq(pre.frame_len == F.FCS + 1),
-                         pre_last.eq(pre.frame_len == F.FCS + 2), pre2_last.eq(pre.frame_len == F.FCS + 3),
-                         cur.eq(pre), last_idx.eq(pre.frame_len - F.FCS - 1), ts.eq(self.now[:48])]
-            with m.If(go):
-                m.d.sync += self.busy.eq(1)
+                         pre_last.eq(pre.frame_len == F.FCS + 2), pre2_last.eq(pre.frame_len == F.FCS + 3)]
+        with m.If(~busy["cur"]):
+            m.d.sync += cur.eq(pre)
+        with m.If(~busy["ts"]):
+            m.d.sync += [last_idx.eq(pre.frame_len - F.FCS - 1), ts.eq(self.now[:48])]
         with m.If(go):
             m.d.sync += prepared.eq(0)
         with m.If(self.stop | self.start):
@@ -635,7 +642,7 @@ class TrafficGenerator(wiring.Component):
         now = self.now
         ts_sum = Signal(20)
         check = Signal(16)
-        with m.If(~self.busy):
+        with m.If(~busy["ts"]):
             m.d.sync += [ts_sum.eq((now[32:48] + now[16:32]) + (now[:16] + pre.sig_sum)),
                          check.eq(pre.sig_x ^ now[32:48] ^ now[16:32] ^ now[:16])]
         signature = Signal(128)       # first byte in the top bits

@@ -5,8 +5,8 @@ Each stream s has a due time, Q48.32 clock cycles since the trial's first frame 
 to leave (a scan and a prepare, about 21 cycles, after START): frame k of s is due at
 k * period_s. A scan over the streams (one per cycle) finds the earliest-due stream still
 sending (ties: the lower stream) and offers it on ``pick_*`` once a whole pass has seen no
-take; the generator ``take``s it (``take_stream``, ``take_period``: the stream's due time,
-``take_due``, moves on by its period). A prepared frame leaves (``go``)
+take; the generator ``take``s it (``take_stream``, ``take_period``: the stream's due time
+moves on by its period). A prepared frame leaves (``go``)
 when its due time has come and the line is free, so a frame held up by the line does not
 shift the ones after it, and the long-run rate of every stream is exact to 2**-32 cycles.
 
@@ -69,9 +69,8 @@ class StreamScheduler(wiring.Component):
             "pick_valid": Out(1), "pick_stream": Out(range(n_streams)),
             # take_next: take is high next cycle (the generator's commit register's input);
             # take_stream holds for three cycles before a take, which comes four cycles or more
-            # after the last; take_due: the due time of take_stream, from two cycles after it
+            # after the last
             "take": In(1), "take_next": In(1), "take_stream": In(range(n_streams)), "take_period": In(64),
-            "take_due": Out(48),
             # launch of the prepared frame
             "prepared": In(1), "line_free": In(1), "go": Out(1),
             "sending": Out(1),
@@ -222,7 +221,7 @@ class StreamScheduler(wiring.Component):
                          last2_valid.eq(b2_valid), last2.eq(b2), last2_due.eq(b2_due)]
 
         # --- take: move the stream's due time on by its period ---------------------------
-        # the due time, read ahead (``take_due``), is registered with the period at the take;
+        # the due time, read ahead, is registered with the period at the take;
         # the add and the write are the next cycle, and the new due time is registered too
         # (``x_due``)
         m.d.comb += take_rd.addr.eq(self.take_stream)
@@ -238,7 +237,6 @@ class StreamScheduler(wiring.Component):
         m.d.sync += [rd_r.eq(take_rd.data), rd_known.eq(known.bit_select(self.take_stream, 1)),
                      rd_p2.eq(phase2.bit_select(self.take_stream, 1)),
                      cur_r.eq(Mux(rd_known, rd_r, Cat(Const(0, 32), rd_p2.replicate(48) & phase_base)))]
-        m.d.comb += self.take_due.eq(cur_r[32:])
         t_add = Signal()               # the cycle after a take: add and write
         t_merge = Signal()             # the cycle after: the first pick after the take
         # the taken stream, held here inverted: the generator registers the same stream at the

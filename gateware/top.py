@@ -61,7 +61,7 @@ class SimTop(wiring.Component):
         self.ports = []
         for i in range(n_ports):
             bank.align(0x10000)
-            self.ports.append(TesterPort(bank, i, config))
+            self.ports.append(TesterPort(bank, i, config, clk_hz=clk_hz))
         self.register_map = bank.register_map()
 
     def elaborate(self, platform):
@@ -77,19 +77,17 @@ class SimTop(wiring.Component):
             self._id["n_ports"].eq(self.n_ports), self._id["config"].eq(self.config.word()),
             self._time.eq(tb.now),
         ]
-        # each port's commands from a register of its own, a cycle after the bank's strobe: a
-        # CLEAR or SNAPSHOT reaches a thousand or more flip-flops of a port, and one register
-        # for both ports would be a net across the whole part (the port bits make the two
-        # registers different, so synthesis keeps both)
+        # each port's commands, decoded from the bank's command register: the port registers
+        # them again, a copy for each of its blocks (TesterPort), a cycle after the strobe
         ports_sel = self._cmd[4:]
         for i, port in enumerate(self.ports):
             m.submodules[f"port{i}"] = port
             cmd = Signal(4, name=f"p{i}_cmd")
-            m.d.sync += cmd.eq(Mux((ports_sel == 0) | ports_sel[i], self._cmd[:4], 0))
+            m.d.comb += cmd.eq(Mux((ports_sel == 0) | ports_sel[i], self._cmd[:4], 0))
             m.d.comb += [
                 port.start.eq((cmd & CMD_START) != 0), port.stop.eq((cmd & CMD_STOP) != 0),
                 port.clear.eq((cmd & CMD_CLEAR) != 0),
-                port.snapshot.eq((cmd & CMD_SNAPSHOT) != 0), port.now.eq(tb.now),
+                port.snapshot.eq((cmd & CMD_SNAPSHOT) != 0),
                 getattr(self, f"p{i}_gmii_tx_en").eq(port.gmii.tx_en),
                 getattr(self, f"p{i}_gmii_tx_er").eq(port.gmii.tx_er),
                 getattr(self, f"p{i}_gmii_txd").eq(port.gmii.txd),
