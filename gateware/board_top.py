@@ -32,13 +32,14 @@ is the OR of the two. The host reads them by name from :func:`board_register_map
     pN.rgmii.inband        the PHY's RGMII in-band status: bit 0 link, 2:1 speed, 3 duplex
 """
 
-from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal, Cat
+from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal, Cat
 from amaranth.lib import io
-from amaranth.lib.cdc import ResetSynchronizer
+from amaranth.lib.cdc import FFSynchronizer
 
 from .liteeth_mac import MAC_MODULE, mac_verilog
 from .mdio import PhyManager
 from .registers import RegisterBank
+from .replica import replica
 from .rgmii import RGMIIPins, RGMIIPort
 from .top import CLK_HZ, GATEWARE_VERSION, SimTop
 
@@ -228,7 +229,18 @@ class BoardTop(Elaboratable):
             pins = RGMIIPins(platform.request(*res, dir="-"), dom,
                              rx_delay_ns=board.rgmii_rx_delay_ns, tx_delay_ns=board.rgmii_tx_delay_ns)
             m.submodules[f"rgmii{i}_pins"] = pins
-            m.submodules[f"rx{i}_rst"] = ResetSynchronizer(~running, domain=dom)
+            # the receive domain is held in reset until the sys clock runs: ``running``
+            # synchronised to it, then two register stages (replicas, in a reset-less domain
+            # on the same clock) that placement can spread over the way from the PLL's corner
+            # to the port's pins; the domain's reset was one synchroniser's net across the part
+            free = f"rx{i}_free"
+            m.domains += ClockDomain(free, reset_less=True)
+            m.d.comb += ClockSignal(free).eq(ClockSignal(dom))
+            running_rx = Signal(name=f"rx{i}_running")
+            m.submodules[f"rx{i}_rst"] = FFSynchronizer(running, running_rx, o_domain=free)
+            rst_stages = [replica(name=f"rx{i}_rst_q{k}", init=1) for k in range(2)]
+            m.d[free] += [rst_stages[0].eq(~running_rx), rst_stages[1].eq(rst_stages[0])]
+            m.d.comb += ResetSignal(dom).eq(rst_stages[1])
             m.submodules[f"rgmii{i}"] = port = RGMIIPort(dom)
             m.d.comb += [
                 pins.ddr.tx_ctl.eq(port.ddr.tx_ctl), pins.ddr.tx_data.eq(port.ddr.tx_data),

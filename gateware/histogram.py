@@ -82,8 +82,10 @@ class Histogram(wiring.Component):
         bin_bits = (self.bins - 1).bit_length()
         index = Signal(32)
         above_mask = Signal(32)
-        m.d.comb += [index.eq(t_above >> self.shift),
-                     above_mask.eq(Cat(Const(0, bin_bits), ~((1 << self.shift) - 1)))]
+        m.d.comb += index.eq(t_above >> self.shift)
+        # the mask is the configuration's (static during a trial), registered: its own logic
+        # is no part of the classify's clock
+        m.d.sync += above_mask.eq(Cat(Const(0, bin_bits), Const(-1, 32) << self.shift))
         k_valid, k_under, k_over = Signal(), Signal(), Signal()
         k_stream = Signal(range(self.streams))
         k_index = Signal(bin_bits)

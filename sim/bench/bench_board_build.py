@@ -5,13 +5,17 @@ achieved Fmax of every clock against 125 MHz, and utilisation (LUT4, FF, block R
                                           [--config PRESET|minimal] [--out DIR]
     python sim/bench/bench_board_build.py --from-dir DIR    # figures of a finished build
     python sim/bench/bench_board_build.py --part 45k --router router2   # diagnostic
+    python sim/bench/bench_board_build.py --from-dir DIR --blocks 3     # logic per block
 
 ``--part`` places and routes the same design on another ECP5 of the same package (``45k``:
 the LFE5U-45F also comes in the CABGA256): with room to spare, placement converges in minutes
 and routing in a few more, where the 93 % full 25F takes an hour or more, so the design's own
 slow paths show (nextpnr names one per clock) without the congestion. The figures of such a
 build are a diagnosis, not the board's result (its bitstream is for the wrong part).
-``--router`` picks nextpnr's router (``router1``, the default, or ``router2``).
+``--router`` picks nextpnr's router (``router1``, the default, or ``router2``). ``--blocks N``
+adds the logic of each block (hierarchy N names deep) from the synthesised netlist: LUT sites
+(LUT4 + 2 per CCU2C + 6 per DPR16X4, as bench_resources.py counts them) and flip-flops;
+approximate, as synthesis names a cell after a net it drives, which may be another block's.
 
 It runs ``wirespeed.board.build`` (what ``wirespeed build`` runs), by default into
 ``$XDG_CACHE_HOME/wirespeed/build/<board>-bench`` (never the source tree). ``--config``
@@ -74,6 +78,51 @@ def critical_paths(out: Path) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+_LUT_SITES = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}
+
+
+def blocks(out: Path, depth: int, most: int = 25) -> str:
+    """LUT sites and flip-flops of each block of the synthesised netlist (cells grouped by
+    the first ``depth`` parts of their hierarchical names), largest first."""
+    netlist = json.loads((out / f"{wb.TOP_NAME}.json").read_text())
+    top = next(m for m in netlist["modules"].values() if m.get("attributes", {}).get("top"))
+    sites, ffs = {}, {}
+    for name, cell in top["cells"].items():
+        parts = name.lstrip("\\$").split(".")[:-1][:depth]
+        block = ".".join(parts) or "(top)"
+        sites[block] = sites.get(block, 0) + _LUT_SITES.get(cell["type"], 0)
+        ffs[block] = ffs.get(block, 0) + (cell["type"] == "TRELLIS_FF")
+    lines = [f"logic per block (depth {depth}; {sum(sites.values())} LUT sites, {sum(ffs.values())} FF in all):",
+             f"  {'LUT sites':>9} {'FF':>6}  block"]
+    for block in sorted(sites, key=lambda b: -sites[b])[:most]:
+        lines.append(f"  {sites[block]:9d} {ffs[block]:6d}  {block}")
+    return "\n".join(lines) + "\n"
+
+
+def failing_endpoints(log: str) -> str:
+    """How many endpoints fail, estimated from nextpnr's last slack histogram (a bin that
+    spans 0 counts half)."""
+    start = log.rfind("Slack histogram")
+    if start < 0:
+        return ""
+    rows = log[start:].splitlines()
+    scale = re.search(r"represents (\d+) endpoint", rows[1])
+    if scale is None:
+        return ""
+    failing = total = 0
+    for row in rows[3:]:
+        bar = re.match(r"Info: \[\s*(-?\d+),\s*(-?\d+)\)\s*\|(\**)(\+?)", row)
+        if bar is None:
+            break
+        n = len(bar.group(3)) * int(scale.group(1)) + (int(scale.group(1)) // 2 if bar.group(4) else 0)
+        total += n
+        if int(bar.group(2)) <= 0:
+            failing += n
+        elif int(bar.group(1)) < 0:
+            failing += n // 2
+    return f"failing endpoints: about {failing} of {total} (slack histogram)\n"
+
+
 def figures_from_dir(out: Path) -> str:
     """Figures of a finished (or failed) build folder: its build_report.json if there is
     one, else nextpnr's report/log."""
@@ -108,10 +157,12 @@ def main():
     ap.add_argument("--part", choices=["25k", "45k"], default=None,
                     help="place and route on this ECP5 instead of the board's (diagnostic)")
     ap.add_argument("--router", choices=["router1", "router2"], default=None, help="nextpnr's router")
+    ap.add_argument("--blocks", type=int, default=None, metavar="DEPTH",
+                    help="also print the logic of each block, hierarchy DEPTH names deep")
     args = ap.parse_args()
     if args.from_dir is not None:
         print(figures_from_dir(args.from_dir), end="")
-        print(critical_paths(args.from_dir), end="")
+        print(_details(args.from_dir, args.blocks), end="")
         return 0
     out = args.out or wb.default_out_dir(args.board).with_name(f"{args.board}-bench")
     t0 = time.monotonic()
@@ -123,11 +174,21 @@ def main():
         print(f"build failed after {time.monotonic() - t0:.0f} s: {exc}")
         if (out / f"{wb.TOP_NAME}.tim").exists():
             print(figures_from_dir(out), end="")
-            print(critical_paths(out), end="")
+            print(_details(out, args.blocks), end="")
         return 1
     print(report.summary(), end="")
-    print(critical_paths(out), end="")
+    print(_details(out, args.blocks), end="")
     return 0
+
+
+def _details(out: Path, depth) -> str:
+    """Failing endpoints, the critical paths and (``depth``) the logic per block."""
+    log_path = out / f"{wb.TOP_NAME}.tim"
+    text = failing_endpoints(log_path.read_text(errors="replace")) if log_path.exists() else ""
+    text += critical_paths(out)
+    if depth is not None and (out / f"{wb.TOP_NAME}.json").exists():
+        text += blocks(out, depth)
+    return text
 
 
 if __name__ == "__main__":
