@@ -491,7 +491,6 @@ class TrafficGenerator(wiring.Component):
         with m.If(commit_r["pre"]):
             # freeze the frame
             m.d.sync += [
-                prepared.eq(1),
                 pre.stream.eq(s), pre.stream_id.eq(_field(d, "stream_id")), pre.seq.eq(seq_now),
                 pre.frame_len.eq(frame_len), pre.hdr_len.eq(_field(d, "hdr_len")),
                 pre.len1_en.eq(_field(d, "len1_en")), pre.len1_off.eq(_field(d, "len1_off")), pre.len1.eq(len1),
@@ -518,7 +517,6 @@ class TrafficGenerator(wiring.Component):
         m.d.comb += [in_idle.eq(prep_fsm.ongoing("IDLE")),
                      size_reading.eq(~in_idle & ~prep_fsm.ongoing("COMMIT") & ~size_have)]
         m.d.comb += [sched.take.eq(commit_r["sched"]), sched.take_next.eq(commit_next), sched.take_stream.eq(s), sched.take_period.eq(_field(d, "period")),
-                     sched.prepared.eq(prepared),
                      seq_wr.addr.eq(s), seq_wr.data.eq(seq_inc), seq_wr.en.eq(commit),
                      ss_wr.addr.eq(s), ss_wr.data.eq(Cat(next_walk, next_addr)),
                      ss_wr.en.eq(commit & ((size_mode == SD.SIZE_INCREMENT) | (size_mode == SD.SIZE_SEQUENCE)))]
@@ -586,10 +584,12 @@ class TrafficGenerator(wiring.Component):
             m.d.sync += cur.eq(pre)
         with m.If(~busy["ts"]):
             m.d.sync += [last_idx.eq(pre.frame_len - F.FCS - 1), ts.eq(self.now[:48])]
-        with m.If(go):
-            m.d.sync += prepared.eq(0)
-        with m.If(self.stop | self.start):
-            m.d.sync += prepared.eq(0)
+        # prepared: from the commit until the launch (START and STOP drop it), and a copy of it
+        # for the scheduler, whose launch compares select their due time by it (over 150 loads)
+        prepared_next = Signal()
+        m.d.comb += prepared_next.eq((commit | prepared) & ~go & ~self.start & ~self.stop)
+        m.d.sync += prepared.eq(prepared_next)
+        m.d.comb += sched.prepared.eq(replicas(m, "sync", prepared_next, ["sched"], prefix="prepared")["sched"])
 
         # template bytes: the block RAM (read enable: held while the sink stalls), tq0, tq.
         # Busy with byte idx on the output: tq holds template byte nidx, tq0 byte nidx + 1,
