@@ -37,6 +37,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from .replica import replica
+
 __all__ = ["StreamScheduler", "MODE_DURATION", "MODE_COUNT"]
 
 MODE_DURATION = 0
@@ -239,18 +241,16 @@ class StreamScheduler(wiring.Component):
                      cur_r.eq(Mux(rd_known, rd_r, Cat(Const(0, 32), rd_p2.replicate(48) & phase_base)))]
         t_add = Signal()               # the cycle after a take: add and write
         t_merge = Signal()             # the cycle after: the first pick after the take
-        # the taken stream, held here inverted: the generator registers the same stream at the
-        # same take (its prepared frame's), and synthesis would merge two equal registers into
-        # one placed for the emitter, far from this compare
-        t_stream_n = Signal(len(self.take_stream), init=(1 << len(self.take_stream)) - 1)   # reads 0
-        t_stream = Signal(range(n))
-        m.d.comb += t_stream.eq(~t_stream_n)
+        # the taken stream: a replica, as the generator registers the same stream at the same
+        # take (its prepared frame's), and synthesis would merge two equal registers into one
+        # placed for the emitter, far from this compare
+        t_stream = replica(len(self.take_stream), name="t_stream")
         t_cur = Signal(80)
         t_period = Signal(64)
         x_due = Signal(48)
         m.d.sync += [t_add.eq(self.take), t_merge.eq(t_add)]
         with m.If(self.take):
-            m.d.sync += [t_stream_n.eq(~self.take_stream), t_cur.eq(cur_r), t_period.eq(self.take_period)]
+            m.d.sync += [t_stream.eq(self.take_stream), t_cur.eq(cur_r), t_period.eq(self.take_period)]
         m.d.comb += [wr.addr.eq(t_stream), wr.data.eq(t_cur + t_period), wr.en.eq(t_add)]
         with m.If(t_add):
             m.d.sync += x_due.eq(wr.data[32:])
