@@ -199,6 +199,7 @@ class RegisterBank(wiring.Component):
         m.d.sync += rd.eq(Cat(bus.r_stb, rd[:-1]))
 
         # registers: E1 group decode, E2 write / strobe / word, E3 chunk OR
+        latches = {}   # register name: the upper words of a wide read-only register, latched
         group_words = []
         for group, words in sorted(groups.items()):
             r = group >> (region_lo - low_bits)
@@ -227,7 +228,9 @@ class RegisterBank(wiring.Component):
                 if reg.access == "r" and reg.words > 1:
                     # reading word 0 latches the upper words, so a live value is read
                     # consistently low word first
-                    latched = self._latched(reg, sig)
+                    if reg.name not in latches:
+                        latches[reg.name] = Signal(reg.width - 32, name=f"{sig.name}_hi")
+                    latched = latches[reg.name]
                     if i == 0:
                         with m.If(g_r & (g_lo == index)):
                             m.d.sync += latched.eq(sig[32:])
@@ -287,13 +290,6 @@ class RegisterBank(wiring.Component):
         with m.If(rd[-1]):                                 # E5
             m.d.sync += bus.r_data.eq(_or_tree([regs_q, *window_words]))
         return m
-
-    def _latched(self, reg, sig):
-        """The register holding the upper words of a wide read-only register."""
-        cache = self.__dict__.setdefault("_latch_cache", {})
-        if reg.name not in cache:
-            cache[reg.name] = Signal(reg.width - 32, name=f"{sig.name}_hi")
-        return cache[reg.name]
 
 
 def _or_tree(values):
