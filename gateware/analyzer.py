@@ -130,9 +130,8 @@ class Analyzer(wiring.Component):
 
         # Latency definition stage. ``c_good``: a good test frame, registered (the enables of the
         # count stage's latency registers are then one LUT after their comparison); ``sq_lat``:
-        # a copy of the latency of good test frames only, for the square's multipliers alone (a
-        # register placed by them rather than the widely used ``c_lat``: the multipliers' 3.9 ns
-        # leave little time for routing).
+        # a copy of the latency of good test frames only, for the square alone (a register
+        # placed by it rather than the widely used ``c_lat``).
         serial = Signal(20)
         lat = Signal(32)
         m.d.comb += [serial.eq(d_len * NS_PER_BYTE),
@@ -178,20 +177,43 @@ class Analyzer(wiring.Component):
 
         # Square stage: the histogram sample (``lat_sample``/``lat_value``/``lat_sid``), the sum of
         # squares and the jitter sum. Neither a 32x32 square nor a subtraction and its |.| fit in
-        # one clock with the wide accumulation after them (125 MHz on ECP5), so both are done
-        # beside the count stage, from its frame's latency, and registered: the square's three
-        # 16x16 partial products (one DSP multiplier each) and |latency - previous latency| (the
-        # previous good test frame's, from the second one after CLEAR on). This stage adds
-        # them up.
+        # one clock with the wide accumulation after them (125 MHz on ECP5): |latency - previous
+        # latency| (the previous good test frame's, from the second one after CLEAR on) is
+        # registered beside the count stage, the square is worked out over 16 clocks (below),
+        # and each is then added to its sum.
         s2 = Signal()
         m.d.sync += s2.eq(c_good["sq"])
         with m.If(c_valid):
             m.d.sync += [self.lat_value.eq(c_lat), self.lat_sid.eq(c_sid)]
         m.d.comb += self.lat_sample.eq(s2)
 
-        hi, lo = sq_lat[16:], sq_lat[:16]           # c_lat when the count stage has a good frame
-        pp_hh, pp_hl, pp_ll = Signal(32), Signal(32), Signal(32)
-        m.d.sync += [pp_hh.eq(hi * hi), pp_hl.eq(hi * lo), pp_ll.eq(lo * lo)]
+        # The square, worked out serially: two bits of the latency per clock, most significant
+        # first (sq_p = 4 * sq_p + digit * x, with 3x worked out at the load), 16 clocks, then
+        # added to the sum. A square that comes while one is in progress waits in ``sq_pend``
+        # (a 16-byte test frame right after another: on the wire, with its preamble and gap,
+        # good test frames are at least 36 clocks apart). The DSP multipliers did it in one
+        # clock, but their 3.9 ns with the routing to and from their fixed sites (2.2-2.6 ns
+        # each way on the 25F, even with a register stage of their own on each side) did not
+        # fit 8 ns.
+        sq_x, sq_bits = Signal(32), Signal(32)
+        sq_x3, sq_p = Signal(34), Signal(64)
+        sq_n = Signal(range(17))              # digits still to do
+        sq_pend, sq_pend_x = Signal(), Signal(32)
+        sq_done = Signal()
+        sq_load = Signal(32)
+        m.d.comb += sq_load.eq(Mux(sq_pend, sq_pend_x, sq_lat))
+        m.d.sync += sq_done.eq(0)
+        with m.If((sq_n == 0) & (sq_pend | s2)):    # sq_lat: c_lat of the count stage's good frame
+            m.d.sync += [sq_x.eq(sq_load), sq_bits.eq(sq_load), sq_x3.eq(sq_load + (sq_load << 1)),
+                         sq_n.eq(16), sq_p.eq(0), sq_pend.eq(sq_pend & s2), sq_pend_x.eq(sq_lat)]
+        with m.Else():
+            with m.If(sq_n != 0):
+                digit = sq_bits[30:]
+                addend = Mux(digit[1], Mux(digit[0], sq_x3, sq_x << 1), Mux(digit[0], sq_x, 0))
+                m.d.sync += [sq_p.eq((sq_p << 2) + addend), sq_bits.eq(sq_bits << 2),
+                             sq_n.eq(sq_n - 1), sq_done.eq(sq_n == 1)]
+            with m.If(s2):
+                m.d.sync += [sq_pend.eq(1), sq_pend_x.eq(sq_lat)]
         have_prev, j_valid = Signal(), Signal()
         prev, j_diff = Signal(32), Signal(32)
         m.d.sync += j_valid.eq(c_good["jit"] & have_prev)
@@ -199,23 +221,15 @@ class Analyzer(wiring.Component):
             m.d.sync += [prev.eq(c_lat), have_prev.eq(1),
                          j_diff.eq(Mux(c_lat >= prev, c_lat - prev, prev - c_lat))]
 
-        # lat_value**2 = (pp_hh << 32) + (pp_hl << 17) + pp_ll (hi * lo counts twice), where
-        # pp_hh << 32 and pp_ll do not overlap: the accumulation is a three-operand add, reduced
-        # to two by one level of full adders (carry save), then one 96-bit carry chain.
-        a, b = self.lat_sq_sum, Cat(pp_ll, pp_hh)
-        c = Signal(96)
-        m.d.comb += c.eq(pp_hl << 17)
-        csa_sum, csa_carry = Signal(96), Signal(96)
-        m.d.comb += [csa_sum.eq(a ^ b ^ c), csa_carry.eq((a & b) | (a & c) | (b & c))]
-        with m.If(s2):
-            m.d.sync += self.lat_sq_sum.eq(csa_sum + (csa_carry << 1))
+        with m.If(sq_done):
+            m.d.sync += self.lat_sq_sum.eq(self.lat_sq_sum + sq_p)
         with m.If(j_valid):
             m.d.sync += self.jitter_sum.eq(self.jitter_sum + j_diff)
 
         with m.If(self.clear):
             # a frame counted on this clock is dropped here too (its square and variation with it)
-            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0),
-                         j_valid.eq(0)]
+            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0), sq_n.eq(0),
+                         sq_done.eq(0), sq_pend.eq(0), j_valid.eq(0)]
             m.d.sync += [
                 self.rx_frames.eq(0), self.rx_bytes.eq(0),
                 self.fcs_errors.eq(0), self.other_frames.eq(0), self.lat_min.eq(LAT_MIN_INIT),

@@ -13,8 +13,9 @@ This module is plain Python (no Amaranth import), like :mod:`.regmap`, so the ho
 Word layout (least significant field first, :data:`WORD_FIELDS`): ``layout`` (1, this
 layout; a word of 0 is a bitstream from before ``id.config``), log2 ``n_streams``,
 ``n_modifiers``, log2 ``hist_streams``, ``stream_stats``, ``responder``, ``capture``, log2
-``capture_words``, log2 ``capture_frames`` (1 bit each for the flags); the remaining
-bits are 0.
+``capture_words``, log2 ``capture_frames`` (1 bit each for the flags), then the ports
+*without* a generator and the ports *without* an analyzer (a bit per port, so the full
+tester's word is what it was before the roles existed); the remaining bits are 0.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from .regmap import pack_fields, unpack_fields
 
 __all__ = ["TesterConfig", "SIM", "BOARD_25F", "BOARD_45F", "PRESETS", "ID_CONFIG_OFFSET", "WORD_FIELDS",
-           "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS"]
+           "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS", "ROLE_PORTS"]
 
 #: byte address of ``id.config`` in every configuration (after ``ctrl.cmd``)
 ID_CONFIG_OFFSET = 0x20
@@ -35,6 +36,9 @@ MAX_STREAMS = 16
 MAX_MODIFIERS = 8
 #: stream ids of a port's stream group (per-stream statistics and histograms follow it)
 GROUP_STREAMS = 16
+#: ports the role masks (``generators``, ``analyzers``) describe
+ROLE_PORTS = 2
+_ALL_PORTS = (1 << ROLE_PORTS) - 1
 
 #: (name, bits) of the ``id.config`` word, least significant first
 WORD_FIELDS = [
@@ -47,6 +51,8 @@ WORD_FIELDS = [
     ("capture", 1),
     ("log2_capture_words", 5),
     ("log2_capture_frames", 5),
+    ("no_generator", ROLE_PORTS),
+    ("no_analyzer", ROLE_PORTS),
 ]
 
 
@@ -72,7 +78,13 @@ class TesterConfig:
     * ``responder``: the ARP / neighbour discovery responder (``pN.arp.*``);
     * ``capture``: frame capture (``pN.cap.*``) of ``capture_words`` 32-bit data words
       (a power of two from 256 to 65536) and ``capture_frames`` index entries (a power of two
-      from 1 to 65536).
+      from 1 to 65536);
+    * ``generators``, ``analyzers``: the ports (bit N: port N, of the first
+      :data:`ROLE_PORTS`) that have a traffic generator (``pN.gen.*``, ``pN.modJ.*``) and an
+      analyzer with its latency histograms, gap tracker and per-stream statistics
+      (``pN.ana.*``). Every port has both in the full tester; a board may build a
+      unidirectional tester (port 0 sends, port 1 receives: the set-up of the issue's
+      Colorlight, tester port A -> DUT -> port B) to free half its logic.
     """
 
     n_streams: int = 16
@@ -83,6 +95,8 @@ class TesterConfig:
     capture: bool = True
     capture_words: int = 1024
     capture_frames: int = 32
+    generators: int = _ALL_PORTS
+    analyzers: int = _ALL_PORTS
 
     def __post_init__(self):
         if not _power_of_two(self.n_streams) or not 2 <= self.n_streams <= MAX_STREAMS:
@@ -98,6 +112,19 @@ class TesterConfig:
             raise ValueError(f"capture_words must be a power of two from 256 to 65536, not {self.capture_words}")
         if not _power_of_two(self.capture_frames) or self.capture_frames > 65536:
             raise ValueError(f"capture_frames must be a power of two from 1 to 65536, not {self.capture_frames}")
+        for name in ("generators", "analyzers"):
+            mask = getattr(self, name)
+            if not isinstance(mask, int) or isinstance(mask, bool) or not 1 <= mask <= _ALL_PORTS:
+                raise ValueError(f"{name} must be a mask of ports 1 to {_ALL_PORTS} (bit N: port N, at least "
+                                 f"one port), not {mask!r}")
+
+    def has_generator(self, port: int) -> bool:
+        """Whether port ``port`` has a traffic generator (ports beyond the masks: yes)."""
+        return port >= ROLE_PORTS or bool(self.generators >> port & 1)
+
+    def has_analyzer(self, port: int) -> bool:
+        """Whether port ``port`` has an analyzer (ports beyond the masks: yes)."""
+        return port >= ROLE_PORTS or bool(self.analyzers >> port & 1)
 
     def word(self) -> int:
         """The 32-bit ``id.config`` word (see the module's docstring)."""
@@ -111,6 +138,8 @@ class TesterConfig:
             "capture": int(self.capture),
             "log2_capture_words": _log2(self.capture_words),
             "log2_capture_frames": _log2(self.capture_frames),
+            "no_generator": ~self.generators & _ALL_PORTS,
+            "no_analyzer": ~self.analyzers & _ALL_PORTS,
         }, "id.config")
 
     @classmethod
@@ -130,7 +159,8 @@ class TesterConfig:
             return cls(n_streams=1 << f["log2_streams"], n_modifiers=f["n_modifiers"],
                        hist_streams=1 << f["log2_hist_streams"], stream_stats=bool(f["stream_stats"]),
                        responder=bool(f["responder"]), capture=bool(f["capture"]),
-                       capture_words=1 << f["log2_capture_words"], capture_frames=1 << f["log2_capture_frames"])
+                       capture_words=1 << f["log2_capture_words"], capture_frames=1 << f["log2_capture_frames"],
+                       generators=~f["no_generator"] & _ALL_PORTS, analyzers=~f["no_analyzer"] & _ALL_PORTS)
         except ValueError as exc:
             raise ValueError(f"id.config {word:#010x}: {exc}") from None
 
@@ -139,13 +169,14 @@ class TesterConfig:
 SIM = TesterConfig()
 
 #: Colorlight 5A-75B, LFE5U-25F (24,288 LUT4, 56 DP16KD): the traffic engine of RFC 2544 and
-#: nothing else, so two ports, the MACs and the board's management logic stay near 80 % of
-#: the LUT sites: 8 streams without field modifiers (each modifier is ~1.5k LUT sites with its
+#: nothing else, one way: port 0 sends, port 1 receives (tester port A -> DUT -> port B; a
+#: generator with its scheduler and tables is about 5.5k LUT sites, a quarter of the part), so
+#: the ports, the MACs and the board's management logic leave room to route at 125 MHz: 8 streams without field modifiers (each modifier is ~1.5k LUT sites with its
 #: registers), one latency histogram, no per-stream receive statistics (~6k LUT sites per
 #: port, their tables are LUT RAM), no ARP/ND responder (~2.9k per port: give the DUT static
 #: ARP/ND entries) and no capture. Figures in docs/performance.md.
 BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,
-                         capture=False, capture_words=256, capture_frames=1)
+                         capture=False, capture_words=256, capture_frames=1, generators=0b01, analyzers=0b10)
 
 #: Lattice ECP5 Versa, LFE5UM-45F (43,848 LUT4, 108 DP16KD): 16 streams, two modifiers,
 #: four latency histograms, the responder and the capture; still no per-stream receive

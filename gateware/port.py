@@ -18,7 +18,9 @@ from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
 from .replica import replicas
 from .responder import Responder
+from .skid import SkidBuffer
 from .stream_stats import StreamStats
+from .streams import TxByte
 from .timebase import Timebase
 
 __all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS", "GROUP_STREAMS"]
@@ -61,6 +63,10 @@ class TesterPort(wiring.Component):
     stop: In(1)
     clear: In(1)
     snapshot: In(1)
+    #: another port is clearing (its histograms): a START waits for it (top.py)
+    hold_start: In(1)
+    #: this port is clearing (CLEAR zeroing its histograms)
+    clearing: Out(1)
     gmii: Out(GMIISignature)
 
     def __init__(self, bank, index, config=SIM, *, hist_streams=None, clk_hz=125_000_000):
@@ -72,10 +78,24 @@ class TesterPort(wiring.Component):
                 raise ValueError(f"hist_streams must be a power of two from 1 to {GROUP_STREAMS}, not {hist_streams}")
             config = dataclasses.replace(config, hist_streams=hist_streams)
         self.config = config
-        self._hist_streams = hs = config.hist_streams
+        self._hist_streams = config.hist_streams
         super().__init__()
         p = f"p{index}"
-        self._gen = TrafficGenerator(bank, p, n_streams=config.n_streams, n_modifiers=config.n_modifiers)
+        self._has_gen, self._has_ana = config.has_generator(index), config.has_analyzer(index)
+        self._gen = (TrafficGenerator(bank, p, n_streams=config.n_streams, n_modifiers=config.n_modifiers)
+                     if self._has_gen else None)
+        # (the order of the registers is the full tester's map: its addresses do not move)
+        if self._has_ana:
+            self._add_analyzer_config(bank, p, config)
+        self._resp = Responder(bank, p) if config.responder else None
+        self._cap = Capture(bank, p, data_words=config.capture_words,
+                            max_frames=config.capture_frames) if config.capture else None
+        if self._has_ana:
+            self._add_analyzer_results(bank, p, config)
+
+    def _add_analyzer_config(self, bank, p, config):
+        """``pN.ana.*`` before the responder's and capture's registers: the analyzer's
+        configuration and the per-stream statistics."""
         self._lat_def = bank.add(f"{p}.ana.lat_def", 1, "rw",
                                  doc="latency definition (RFC 1242 3.8): 0 first bit in to first bit out, "
                                      "1 last bit in to first bit out (store and forward)")
@@ -87,9 +107,10 @@ class TesterPort(wiring.Component):
             self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS,
                                                 doc="per-stream receive statistics (fields in "
                                                     "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
-        self._resp = Responder(bank, p) if config.responder else None
-        self._cap = Capture(bank, p, data_words=config.capture_words,
-                            max_frames=config.capture_frames) if config.capture else None
+
+    def _add_analyzer_results(self, bank, p, config):
+        """The rest of ``pN.ana.*``: counters, gap tracker and latency histograms."""
+        hs = config.hist_streams
         # without the per-stream statistics there are no sequence errors to count, nor gaps
         self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS
@@ -122,43 +143,97 @@ class TesterPort(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.gen = gen = self._gen
+        has_gen, has_ana = self._has_gen, self._has_ana
         m.submodules.mac = mac = EthMAC()
-        m.submodules.ana = ana = Analyzer()
-        m.submodules.hist = hist = Histogram(HIST_BINS, self._hist_streams)
+        # the MAC's transmit ready reaches the sources through a flip-flop (no clock of latency)
+        m.submodules.tx_slice = tx_slice = SkidBuffer(TxByte)
+        wiring.connect(m, tx_slice.source, mac.sink)
         # Timebases of their own for the transmit and the receive side: all count from the same
         # reset (or configuration) on the same clock, so they agree to the nanosecond with the
         # tester's (top.py), and a timestamp register is not loaded from one 64-bit counter
         # across the part (routing alone took 5.7 ns of the 8).
-        m.submodules.tb_tx = tb_tx = Timebase(self._clk_hz)
-        m.submodules.tb_rx = tb_rx = Timebase(self._clk_hz)
+        if has_gen:
+            m.submodules.tb_tx = tb_tx = Timebase(self._clk_hz)
+        if has_ana or self._cap is not None:
+            m.submodules.tb_rx = tb_rx = Timebase(self._clk_hz)
 
         # The commands come straight from the bank's command register (top.py); each block gets
         # registered copies of its own, placed beside its loads: one CLEAR or SNAPSHOT register
         # for the port reached a thousand flip-flops in five blocks across the part.
-        blocks = ["port", "gen", "ana", "hist", "gaps"]
-        blocks += ["stats"] * self.config.stream_stats + ["resp"] * (self._resp is not None)
+        stats = has_ana and self.config.stream_stats
+        blocks = ["port"] + ["gen"] * has_gen + ["ana", "hist", "gaps"] * has_ana
+        blocks += ["stats"] * stats + ["resp"] * (self._resp is not None)
         clear = replicas(m, "sync", self.clear, blocks, prefix="clear")
-        snap_blocks = ["gen", "gaps", *(f"ana_{name}" for name in self._ana_snap if name != "seq_errors"), "hist"]
-        snapshot = replicas(m, "sync", self.snapshot, snap_blocks + ["stats"] * self.config.stream_stats,
-                            prefix="snapshot")
-        start, stop = (replicas(m, "sync", cmd, ["port"], prefix=name)["port"]
-                       for cmd, name in ((self.start, "start"), (self.stop, "stop")))
+        snap_blocks = ["gen"] * has_gen
+        if has_ana:
+            snap_blocks += ["gaps", *(f"ana_{name}" for name in self._ana_snap if name != "seq_errors"), "hist"]
+        snapshot = replicas(m, "sync", self.snapshot, snap_blocks + ["stats"] * stats, prefix="snapshot")
 
-        # A START while CLEAR is still zeroing the histogram waits for the sweep to end, so no
-        # latency sample is lost whatever the host's timing (every port clears in step).
-        pending = Signal()
-        go = Signal()
-        m.d.comb += go.eq((start | pending) & ~hist.clearing & ~clear["port"])
-        with m.If(stop | go):
-            m.d.sync += pending.eq(0)
-        with m.Elif(start):
-            m.d.sync += pending.eq(1)
+        if has_ana:
+            hist = self._elaborate_analyzer(m, mac, tb_rx, clear, snapshot)
+            m.d.comb += self.clearing.eq(hist.clearing | clear["port"])
+        else:
+            m.d.comb += self.clearing.eq(clear["port"])
+
+        if has_gen:
+            m.submodules.gen = gen = self._gen
+            start, stop = (replicas(m, "sync", cmd, ["port"], prefix=name)["port"]
+                           for cmd, name in ((self.start, "start"), (self.stop, "stop")))
+            # A START while CLEAR is still zeroing a histogram (this port's, or another's:
+            # ``hold_start``) waits for the sweep to end, so no latency sample is lost whatever
+            # the host's timing.
+            # The generator takes the START a clock later, from a register (``go`` reached its
+            # scheduler's launch logic across the part: 8.5 ns on the 25F); ``pending`` and
+            # ``gen_go`` keep ``running`` up meanwhile.
+            pending = Signal()
+            go = Signal()
+            m.d.comb += go.eq((start | pending) & ~self.clearing & ~self.hold_start)
+            with m.If(stop | go):
+                m.d.sync += pending.eq(0)
+            with m.Elif(start):
+                m.d.sync += pending.eq(1)
+            gen_go = Signal()
+            m.d.sync += gen_go.eq(go & ~stop)
+            m.d.comb += [
+                gen.start.eq(gen_go), gen.stop.eq(stop), gen.clear.eq(clear["gen"]),
+                gen.snapshot.eq(snapshot["gen"]), gen.now.eq(tb_tx.now),
+                gen.running_extra.eq(pending | gen_go),
+            ]
+        else:
+            gen = None
+
+        if self._resp is None:
+            if gen is not None:
+                wiring.connect(m, gen.source, tx_slice.sink)
+                m.d.comb += gen.hold.eq(0)
+        else:
+            self._responder_tx(m, gen, tx_slice.sink)
+
+        # receive: the analyzer, the responder and the capture all watch the MAC's frames
+        if self._resp is not None:
+            m.submodules.resp = resp = self._resp
+            m.d.comb += [resp.sink.valid.eq(mac.source.valid), resp.sink.payload.eq(mac.source.payload),
+                         resp.clear.eq(clear["resp"])]
+        if self._cap is not None:
+            m.submodules.cap = cap = self._cap
+            m.d.comb += [cap.sink.valid.eq(mac.source.valid), cap.sink.payload.eq(mac.source.payload),
+                         cap.now.eq(tb_rx.now)]
+        # a port that sends nothing (no generator, no responder) leaves the MAC's transmit
+        # outputs unused, so synthesis removes its transmit path (its state machines would
+        # otherwise stay, idle, and be timed like the rest)
+        gmii_rx = ("rx_dv", "rx_er", "rxd")
+        m.d.comb += [getattr(mac.gmii, name).eq(getattr(self.gmii, name)) for name in gmii_rx]
+        if has_gen or self._resp is not None:
+            m.d.comb += [getattr(self.gmii, name).eq(getattr(mac.gmii, name)) for name in ("tx_en", "tx_er", "txd")]
+        return m
+
+    def _elaborate_analyzer(self, m, mac, tb_rx, clear, snapshot):
+        """The receive side: analyzer, latency histograms, gap tracker, per-stream statistics
+        and their snapshot registers. Returns the histogram block."""
+        m.submodules.ana = ana = Analyzer()
+        m.submodules.hist = hist = Histogram(HIST_BINS, self._hist_streams)
         m.d.comb += [
-            gen.start.eq(go), gen.stop.eq(stop), gen.clear.eq(clear["gen"]),
-            gen.snapshot.eq(snapshot["gen"]), gen.now.eq(tb_tx.now),
             ana.now.eq(tb_rx.now), ana.clear.eq(clear["ana"]),
-            gen.running_extra.eq(pending),
             hist.value.eq(ana.lat_value), hist.stream.eq(ana.lat_sid), hist.clear.eq(clear["hist"]),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
             hist.read_addr.eq(Cat(self._hist_win.addr, self._hist_stream[:(self._hist_streams - 1).bit_length()])),
@@ -192,25 +267,7 @@ class TesterPort(wiring.Component):
                 gaps.loss_valid.eq(stats.loss_valid), gaps.loss_skip.eq(stats.loss_skip),
             ]
         m.d.comb += [reg.eq(getattr(gaps, name)) for name, reg in self._gap_snap.items()]
-
-        if self._resp is None:
-            wiring.connect(m, gen.source, mac.sink)
-            m.d.comb += gen.hold.eq(0)
-        else:
-            self._responder_tx(m, gen, mac)
-
-        # receive: the analyzer, the responder and the capture all watch the MAC's frames
         wiring.connect(m, mac.source, ana.sink)
-        if self._resp is not None:
-            m.submodules.resp = resp = self._resp
-            m.d.comb += [resp.sink.valid.eq(mac.source.valid), resp.sink.payload.eq(mac.source.payload),
-                         resp.clear.eq(clear["resp"])]
-        if self._cap is not None:
-            m.submodules.cap = cap = self._cap
-            m.d.comb += [cap.sink.valid.eq(mac.source.valid), cap.sink.payload.eq(mac.source.payload),
-                         cap.now.eq(tb_rx.now)]
-        wiring.connect(m, wiring.flipped(self.gmii), mac.gmii)
-
         for name, reg in self._ana_snap.items():
             if name != "seq_errors":
                 with m.If(snapshot[f"ana_{name}"]):
@@ -218,15 +275,17 @@ class TesterPort(wiring.Component):
         with m.If(snapshot["hist"]):
             for name, reg in self._hist_snap.items():
                 m.d.sync += reg.eq(getattr(hist, name))
-        return m
+        return hist
 
-    def _responder_tx(self, m, gen, mac):
-        """Transmit: generator frames, and between them the responder's (ARP, ND) frames."""
+    def _responder_tx(self, m, gen, tx):
+        """Transmit (to ``tx``, the MAC's stream): generator frames, and between them the
+        responder's (ARP, ND) frames."""
         resp = self._resp
         resp_owns = Signal()
-        with m.If(~resp_owns & ~gen.busy & resp.pending):
+        gen_idle = ~gen.busy if gen is not None else 1
+        with m.If(~resp_owns & gen_idle & resp.pending):
             m.d.sync += resp_owns.eq(1)
-        with m.If(resp_owns & resp.source.valid & mac.sink.ready & resp.source.p.last):
+        with m.If(resp_owns & resp.source.valid & tx.ready & resp.source.p.last):
             m.d.sync += resp_owns.eq(0)
         # after a responder frame the generator waits out its minimum gap, so its next frame
         # is not held up inside the MAC (which would shift it from its timestamp)
@@ -235,10 +294,12 @@ class TesterPort(wiring.Component):
             m.d.sync += resp_gap.eq(F.WIRE_OVERHEAD)
         with m.Elif(resp_gap != 0):
             m.d.sync += resp_gap.eq(resp_gap - 1)
-        m.d.comb += gen.hold.eq(resp_owns | resp.pending | (resp_gap != 0))
+        if gen is not None:
+            m.d.comb += gen.hold.eq(resp_owns | resp.pending | (resp_gap != 0))
         with m.If(resp_owns):
-            m.d.comb += [mac.sink.valid.eq(resp.source.valid), mac.sink.payload.eq(resp.source.payload),
-                         resp.source.ready.eq(mac.sink.ready)]
-        with m.Else():
-            m.d.comb += [mac.sink.valid.eq(gen.source.valid), mac.sink.payload.eq(gen.source.payload),
-                         gen.source.ready.eq(mac.sink.ready)]
+            m.d.comb += [tx.valid.eq(resp.source.valid), tx.payload.eq(resp.source.payload),
+                         resp.source.ready.eq(tx.ready)]
+        if gen is not None:         # (a port without a generator sends the responder's frames only)
+            with m.Else():
+                m.d.comb += [tx.valid.eq(gen.source.valid), tx.payload.eq(gen.source.payload),
+                             gen.source.ready.eq(tx.ready)]

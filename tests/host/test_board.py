@@ -251,6 +251,9 @@ def test_build_that_meets_timing(fake_tools, monkeypatch):
     out = fake_tools / "out"
     report = wb.build(COLORLIGHT, out=out, config=_small_config())
     assert report.timing_met and report.bitstream == str(out / "wirespeed.bit")
+    # no seed given: the board's recorded one
+    assert report.seed == wb.get_board(COLORLIGHT).default_seed
+    assert (out / "seed.txt").read_text() == str(report.seed)
     assert (out / "wirespeed.bit").read_text() == "bits"
     assert wb.find_bitstream(COLORLIGHT, None, out) == out / "wirespeed.bit"
 

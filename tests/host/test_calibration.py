@@ -25,8 +25,15 @@ class CableTester:
 
     n_ports = 2
 
-    def __init__(self, latency, spread=0, lose=0):
+    def __init__(self, latency, spread=0, lose=0, generators=0b11, analyzers=0b11):
         self.latency, self.spread, self.lose, self.trials = latency, spread, lose, []
+        self.generators, self.analyzers = generators, analyzers
+
+    def has_generator(self, port):
+        return bool(self.generators >> port & 1)
+
+    def has_analyzer(self, port):
+        return bool(self.analyzers >> port & 1)
 
     def run_trial(self, flows, rate_fps, duration_ns, wait_ns, histogram=None, *, lat_def=0):
         self.trials.append((flows, rate_fps, lat_def))
@@ -46,6 +53,20 @@ class CableTester:
 def calibrate(regmap, tester, sizes=(64, 1518), cable=0):
     return run_calibration(tester, ident_of(regmap), "sim", list(sizes), duration_ns=1_000_000, wait_ns=1000,
                            cable_delay_ns=cable)
+
+
+def test_a_unidirectional_tester_calibrates_its_one_direction(regmap):
+    """Port 0 sends, port 1 receives (the 25F board build): one direction is measured, and a
+    run needing the other is refused by the file."""
+    tester = CableTester(lambda tx, rx, size: 200 + (size == 1518) * 8, generators=0b01, analyzers=0b10)
+    cal = calibrate(regmap, tester)
+    assert [[(f.tx_port, f.rx_port) for f in flows] for flows, _, _ in tester.trials] == [[(0, 1)], [(0, 1)]]
+    assert cal.summary() == {"0->1": {"64": 200, "1518": 208}}
+    with pytest.raises(CalibrationError, match="no direction port 1 -> port 0"):
+        cal.pipeline_ns(1, 0, 64)
+    assert [(f.tx_port, f.rx_port) for f in calibration_flows(2, 64, lambda tx, rx: rx == 0)] == [(1, 0)]
+    with pytest.raises(CalibrationError, match="no port of this gateware both sends"):
+        calibrate(regmap, CableTester(lambda *a: 200, generators=0b01, analyzers=0b01))
 
 
 def test_pipeline_delay_per_direction_and_size(regmap):

@@ -1,6 +1,7 @@
 """The wirespeed command: bad input is one line on stderr and exit code 2, never a traceback;
 runs write their results; Ctrl-C keeps them."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,7 +11,8 @@ from ebserver import EtherboneServer, serve_identity
 
 from wirespeed import __version__
 from wirespeed.cli import main
-from wirespeed.gateware.config import BOARD_25F, BOARD_45F
+from wirespeed.gateware.config import BOARD_25F, BOARD_45F, SIM
+from wirespeed.gateware.top import build_register_map
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.host.device import Device
 
@@ -109,18 +111,81 @@ def test_unreachable_serial_target(capsys, tmp_path):
     assert "cannot open socket://127.0.0.1" in err and not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("word, message", [
-    (0, "id.config is 0: the gateware predates id.config"),
-    (BOARD_25F.word(), "built without per-stream receive statistics and the ARP/ND responder"),
-    (BOARD_45F.word(), "built without per-stream receive statistics, which"),
+@pytest.mark.parametrize("word, args, field, message", [
+    (0, [], "--target", "id.config is 0: the gateware predates id.config"),
+    (BOARD_25F.word(), [], "--learning", "built without the ARP/ND responder, which the learning phase needs"),
+    (BOARD_45F.word(), ["--tests", "throughput,system-recovery"], "--tests",
+     "built without per-stream receive statistics, which system-recovery needs"),
 ])
-def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, word, message):
+def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, word, args, field, message):
+    """A board build without a block a run needs is refused with one line naming the option
+    that needs it (and nothing written)."""
     with EtherboneServer() as server:
         serve_identity(server, regmap, **{"id.config": word})
-        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path / "r"))
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path / "r"), *args)
     assert code == 2 and out == ""
-    assert_one_line_error(err, "--target")
+    assert_one_line_error(err, field)
     assert message in err and not (tmp_path / "r").exists()
+
+
+def test_a_board_build_runs_what_it_can(capsys, tmp_path):
+    """The 25F build (one way, neither per-stream statistics nor responder) runs throughput
+    with --no-learning; the results say that sequence errors were not counted. (A register
+    file sends no frame: every trial fails, as in the register-file test below.)"""
+    rmap = build_register_map(BOARD_25F)
+    with EtherboneServer() as server:
+        serve_identity(server, rmap, **{"id.config": BOARD_25F.word()})
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--no-learning", "--dut", "a cable",
+                             "--out", str(tmp_path), "--json", *FAST)
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["status"] == "complete"
+    assert any(note.startswith("sequence errors not counted") for note in record["notes"])
+
+
+def test_calibration_runs_on_a_board_build(capsys, tmp_path):
+    """calibrate reads neither the per-stream statistics nor the responder, so the 25F board's
+    build (one way, neither block) is not refused: against a register file it gets as far as
+    its first trial, which receives nothing (a tester with a cable would)."""
+    rmap = build_register_map(BOARD_25F)
+    with EtherboneServer() as server:
+        serve_identity(server, rmap, **{"id.config": BOARD_25F.word()})
+        code, out, err = run(capsys, "calibrate", "--target", server.url, "--sizes", "64",
+                             "--trial-duration", "2us", "--wait", "1us", "--out", str(tmp_path / "cal.json"))
+    assert code == 1 and out == ""       # a measurement that failed, not a refused input
+    assert "port 0 -> port 1, 64 B: no test frame received" in err and "built without" not in err
+    assert not (tmp_path / "cal.json").exists()
+
+
+def test_unidirectional_gateware_refuses_bidirectional_runs(capsys, tmp_path):
+    """A build whose port 0 only sends and port 1 only receives (``generators``/``analyzers``,
+    the 25F board's split) cannot carry --bidirectional: one line naming the option, nothing
+    written. (Without --bidirectional the run goes on to its trials: the map has every register
+    a 0 -> 1 run reads.)"""
+    config = dataclasses.replace(SIM, generators=0b01, analyzers=0b10)
+    rmap = build_register_map(config)
+    with EtherboneServer() as server:
+        serve_identity(server, rmap, **{"id.config": config.word()})
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--bidirectional",
+                             "--out", str(tmp_path / "r"), *FAST)
+    assert code == 2 and out == ""
+    assert_one_line_error(err, "--bidirectional")
+    assert "port 1 of this gateware has no generator" in err and "port 1 -> port 0" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_unidirectional_gateware_runs_its_direction(capsys, tmp_path):
+    """The same build runs 0 -> 1: the trials read only registers it has (a register file
+    sends no frame, so every trial fails, as in the test below)."""
+    config = dataclasses.replace(SIM, generators=0b01, analyzers=0b10)
+    rmap = build_register_map(config)
+    with EtherboneServer() as server:
+        serve_identity(server, rmap, **{"id.config": config.word()})
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--dut", "a cable",
+                             "--out", str(tmp_path), "--json", *FAST)
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["status"] == "complete"
 
 
 def test_mismatched_gateware(capsys, regmap, tmp_path):

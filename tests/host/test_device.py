@@ -222,3 +222,90 @@ def test_frame_spec_warns_outside_benchmark_range():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         FrameSpec(src_ip="198.19.255.254")
+
+
+def _unidirectional_device():
+    """A Device on a build whose port 0 only sends and port 1 only receives."""
+    import dataclasses
+
+    from wirespeed.gateware.config import SIM
+    from wirespeed.gateware.top import build_register_map
+    from wirespeed.host.device import Device
+    from wirespeed.host.transport import FakeTransport
+    rmap = build_register_map(dataclasses.replace(SIM, generators=0b01, analyzers=0b10))
+    fake = FakeTransport(rmap)
+    return Device(fake, rmap, stall_timeout_s=0.2, poll_interval_s=(0, 0)), fake
+
+
+def test_roles_of_a_unidirectional_build():
+    device, fake = _unidirectional_device()
+    assert [device.has_generator(p) for p in (0, 1)] == [True, False]
+    assert [device.has_analyzer(p) for p in (0, 1)] == [False, True]
+    forward = Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64))
+    reverse = Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, 64))
+    device.check_flows([forward])
+    with pytest.raises(ValueError, match="port 1 of this gateware has no generator .* sends on port.s. 0 and "
+                                         "receives on port.s. 1.* port 1 -> port 0"):
+        device.check_flows([forward, reverse])
+    with pytest.raises(ValueError, match="port 0 of this gateware has no analyzer"):
+        device.check_flows([Flow(tx_port=0, rx_port=0, spec=FrameSpec.for_flow(0, 0, 64))])
+    with pytest.raises(ValueError, match="no generator"):
+        device.run_trial([reverse], 1000.0, 1000, 1000)
+    device.disable_generator(1)         # nothing to turn off: no write to a register it lacks
+    device.disable_generator(0)
+    assert fake.get("p0.gen.enable") == 0
+
+
+def test_counters_of_a_port_without_a_block_stay_empty():
+    """SNAPSHOT reads only the counters the build has; the others keep their empty values."""
+    device, fake = _unidirectional_device()
+    names = PortCounters.register_names(0, device.regmap) + PortCounters.register_names(1, device.regmap)
+    assert "p0.gen.tx_frames" in names and "p1.ana.rx_frames" in names
+    assert not any(n.startswith(("p0.ana.", "p1.gen.")) for n in names)
+    assert len(PortCounters.register_names(0)) == len(PortCounters.model_fields)
+    fake.set("p0.gen.tx_frames", 7)
+    fake.set("p1.ana.rx_frames", 5)
+    fake.set("p1.ana.lat_min", 300)
+    counters = device.snapshot_counters()
+    assert (counters[0].tx_frames, counters[0].rx_frames, counters[0].lat_min) == (7, 0, PortCounters().lat_min)
+    assert (counters[1].tx_frames, counters[1].rx_frames, counters[1].lat_min) == (0, 5, 300)
+
+
+def _board_device():
+    from wirespeed.gateware.config import BOARD_25F
+    from wirespeed.gateware.top import build_register_map
+    from wirespeed.host.device import Device
+    from wirespeed.host.transport import FakeTransport
+    rmap = build_register_map(BOARD_25F)
+    return Device(FakeTransport(rmap), rmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
+
+
+def test_a_program_fits_a_board_build():
+    """The 25F build has 8 streams and no modifier unit: a one-stream program loads (unused
+    descriptors and modifier units left out), and the descriptor is the one compiled."""
+    from wirespeed.streams import PortProgram, StreamSpec
+    device = _board_device()
+    compiled = PortProgram(port=0, streams=(StreamSpec(stream_id=5, size="64"),), rate_pct=50.0).compile()
+    device.load_program(0, compiled, count=10)
+    window = device.regmap["p0.gen.desc"]
+    assert window.depth == 8
+    loaded = device.read_memory("p0.gen.desc")
+    assert loaded[0] == compiled.descriptors()[0] and not any(loaded[1:])
+    assert device.read("p0.gen.count") == 10 and device.read("p0.gen.enable") == 1
+
+
+def test_a_program_that_needs_more_than_the_build_is_refused():
+    from wirespeed.host.program import fit_to_build, port_program_writes
+    from wirespeed.streams import ModifierSpec, PortProgram, StreamSpec
+    device = _board_device()
+    rmap = device.regmap
+    mod = PortProgram(port=0, streams=(StreamSpec(stream_id=1, size="64", modifiers=(
+        ModifierSpec(field="src_port", mode="increment", count=4),)),), rate_pct=10.0).compile()
+    with pytest.raises(ValueError, match="uses field modifier p0.mod0, and this gateware has 0 per port"):
+        fit_to_build(rmap, *port_program_writes(0, mod))
+    many = PortProgram(port=0, streams=tuple(StreamSpec(stream_id=i, size="64") for i in range(9)),
+                       rate_pct=10.0).compile()
+    with pytest.raises(ValueError, match="uses stream 8 of p0.gen.(desc|tmpl), and this gateware has 8"):
+        fit_to_build(rmap, *port_program_writes(0, many))
+    with pytest.raises(ValueError, match="this gateware has no p1.gen.tmpl"):
+        fit_to_build(rmap, *port_program_writes(1, many))

@@ -269,12 +269,18 @@ class PortCounters(BaseModel):
         return f"p{port}.{block}.{counter}"
 
     @classmethod
-    def register_names(cls, port: int) -> list[str]:
-        return [cls.register(port, counter) for counter in cls.model_fields]
+    def register_names(cls, port: int, regmap=None) -> list[str]:
+        """The counters' registers of port ``port``; with ``regmap``, only those it has (a
+        port without a generator or an analyzer, a build without per-stream statistics)."""
+        names = [cls.register(port, counter) for counter in cls.model_fields]
+        return names if regmap is None else [name for name in names if name in regmap]
 
     @classmethod
     def from_registers(cls, port: int, values: Mapping[str, int]) -> "PortCounters":
-        return cls(**{counter: values[cls.register(port, counter)] for counter in cls.model_fields})
+        """The counters from register ``values``; a counter whose register was not read (the
+        build has none) keeps its empty value."""
+        return cls(**{counter: values[cls.register(port, counter)] for counter in cls.model_fields
+                      if cls.register(port, counter) in values})
 
 
 HIST_MIN_SHIFT, HIST_MAX_SHIFT = 0, 24
@@ -521,12 +527,15 @@ class Device:
 
     ``stall_timeout_s``: wall-clock seconds that ``time.ns`` may stay still while the host
     waits on it before the tester is declared stuck (a stopped simulation, a hung board).
+    ``tester_config``: the build's :class:`~wirespeed.gateware.config.TesterConfig` (from
+    ``id.config``), when known; ``regmap`` is the map it builds.
     """
 
     def __init__(self, transport: Transport, regmap, *, stall_timeout_s: float = 10.0,
-                 poll_interval_s: tuple[float, float] = (0.0005, 0.05)):
+                 poll_interval_s: tuple[float, float] = (0.0005, 0.05), tester_config=None):
         self.transport = transport
         self.regmap = regmap
+        self.tester_config = tester_config
         self.stall_timeout_s = stall_timeout_s
         self.poll_interval_s = poll_interval_s
         self.ident: GatewareId | None = None
@@ -700,7 +709,7 @@ class Device:
     def snapshot_counters(self) -> dict[int, PortCounters]:
         """SNAPSHOT every counter of every port at one instant and read them all, in one
         transaction."""
-        names = [name for port in range(self.n_ports) for name in PortCounters.register_names(port)]
+        names = [name for port in range(self.n_ports) for name in PortCounters.register_names(port, self.regmap)]
         values = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, names)
         return {port: PortCounters.from_registers(port, values) for port in range(self.n_ports)}
 
@@ -759,8 +768,34 @@ class Device:
         self.write_many({f"p{port}.gen.{k}": v for k, v in values.items()} | {f"p{port}.gen.enable": 1})
 
     def disable_generator(self, port: int) -> None:
+        """Turn port ``port``'s generator off (a port without one sends nothing anyway)."""
         self._check_port(port)
-        self.write(f"p{port}.gen.enable", 0)
+        if self.has_generator(port):
+            self.write(f"p{port}.gen.enable", 0)
+
+    def has_generator(self, port: int) -> bool:
+        """Whether port ``port`` of this build has a traffic generator (``pN.gen.*``)."""
+        return f"p{port}.gen.enable" in self.regmap
+
+    def has_analyzer(self, port: int) -> bool:
+        """Whether port ``port`` of this build has an analyzer (``pN.ana.*``)."""
+        return f"p{port}.ana.rx_frames" in self.regmap
+
+    def check_flows(self, flows: Sequence[Flow]) -> None:
+        """ValueError (one line) for a flow this build cannot carry: its sending port has no
+        generator or its receiving port no analyzer (a unidirectional board build)."""
+        for flow in flows:
+            for port, has, what in ((flow.tx_port, self.has_generator, "generator"),
+                                    (flow.rx_port, self.has_analyzer, "analyzer")):
+                self._check_port(port)
+                if not has(port):
+                    raise ValueError(f"port {port} of this gateware has no {what} (it sends on port(s) "
+                                     f"{self._ports_with(self.has_generator)} and receives on port(s) "
+                                     f"{self._ports_with(self.has_analyzer)}), so it cannot carry "
+                                     f"port {flow.tx_port} -> port {flow.rx_port}")
+
+    def _ports_with(self, has) -> str:
+        return ", ".join(str(p) for p in range(self.n_ports) if has(p)) or "none"
 
     # trials
 
@@ -788,6 +823,7 @@ class Device:
         points = {flow.spec.point for flow in flows}
         if len(points) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
             raise ValueError("a trial needs one frame size and at most one flow per sending port")
+        self.check_flows(flows)
         self.stop()
         tx_ports = [flow.tx_port for flow in flows]
         for port in set(range(self.n_ports)) - set(tx_ports):
@@ -845,8 +881,9 @@ class Device:
         and ``event``'s action at its time. The final SNAPSHOT of the trial replaces these."""
         todo = sorted([(started + i * duration_ns // points, None) for i in range(1, points + 1)]
                       + ([(started + event[0], event[1])] if event else []), key=lambda x: x[0])
-        names = ([f"p{p}.gen.tx_frames" for p in tx_ports] + [f"p{p}.ana.rx_frames" for p in rx_ports]
-                 + [f"p{p}.ana.{c}" for p in rx_ports for c in ("seq_errors", "fcs_errors")])
+        errors = [f"p{p}.ana.{c}" for p in rx_ports for c in ("seq_errors", "fcs_errors")
+                  if f"p{p}.ana.{c}" in self.regmap]      # (no seq_errors without per-stream statistics)
+        names = [f"p{p}.gen.tx_frames" for p in tx_ports] + [f"p{p}.ana.rx_frames" for p in rx_ports] + errors
         samples = []
         for at, action in todo:
             self.wait_until([], lambda v, at=at: v["time.ns"] >= at, expected_ns=at)
@@ -856,7 +893,7 @@ class Device:
             v = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, [*names, "time.ns"])
             samples.append([v["time.ns"] - started, sum(v[f"p{p}.gen.tx_frames"] for p in tx_ports),
                             sum(v[f"p{p}.ana.rx_frames"] for p in rx_ports),
-                            sum(v[f"p{p}.ana.{c}"] for p in rx_ports for c in ("seq_errors", "fcs_errors"))])
+                            sum(v[name] for name in errors)])
         return samples
 
     def run_phase_trial(self, flow: Flow, rates_fps: tuple[float, float], phase_ns: int, duration_ns: int,
@@ -877,7 +914,7 @@ class Device:
             raise ValueError(f"the rate step must fall inside the trial: 0 < {phase_ns} < {duration_ns} ns")
         histogram = histogram or HistogramConfig()
         size = flow.spec.point
-        self._check_port(flow.rx_port)
+        self.check_flows([flow])
         self.stop()
         for port in set(range(self.n_ports)) - {flow.tx_port}:
             self.disable_generator(port)
@@ -930,7 +967,7 @@ class Device:
         histogram = histogram or HistogramConfig()
         size = flow.spec.point
         line = line_rate_fps(size)
-        self._check_port(flow.rx_port)
+        self.check_flows([flow])
         self.stop()
         for port in set(range(self.n_ports)) - {flow.tx_port}:
             self.disable_generator(port)
@@ -991,8 +1028,8 @@ class Device:
         flows use (``addresses``, else the defaults) and ARP/ND answering, send a gratuitous ARP
         (RFC 5227 announcement) and an unsolicited neighbour advertisement from each, then
         ``frames`` learning frames from each port to its peer (a flow's frames from its sender,
-        the reverse from its receiver, so a switch learns both MAC addresses) at ``rate_fps``,
-        then wait ``settle_ns`` of tester time for the DUT to settle (RFC 2544 section 23 waits
+        the reverse from its receiver, so a switch learns both MAC addresses; a receiver without
+        a generator sends only its gratuitous ARP and NA) at ``rate_fps``, then wait ``settle_ns`` of tester time for the DUT to settle (RFC 2544 section 23 waits
         2 s). Counters are cleared first; the trial that follows clears them again."""
         ports = sorted({p for flow in flows for p in (flow.tx_port, flow.rx_port)})
         addresses = {p: (addresses or {}).get(p) or PortAddress.default(p) for p in ports}
@@ -1000,8 +1037,9 @@ class Device:
         for flow in flows:
             specs.setdefault(flow.tx_port, flow.spec)
         for flow in flows:
-            specs.setdefault(flow.rx_port, FrameSpec.for_flow(flow.rx_port, flow.tx_port, flow.spec.point,
-                                                              addresses))
+            if self.has_generator(flow.rx_port):
+                specs.setdefault(flow.rx_port, FrameSpec.for_flow(flow.rx_port, flow.tx_port, flow.spec.point,
+                                                                  addresses))
         self.stop()
         for port in range(self.n_ports):
             self.disable_generator(port)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from wirespeed.gateware import streamdesc as sd
 
-__all__ = ["write_port_program", "port_program_writes"]
+__all__ = ["write_port_program", "port_program_writes", "fit_to_build"]
 
 
 def port_program_writes(port: int, compiled) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
@@ -31,6 +31,37 @@ def port_program_writes(port: int, compiled) -> tuple[dict[str, dict[int, int]],
     return memories | memories_last, registers
 
 
+def fit_to_build(regmap, memories: dict[str, dict[int, int]], registers: dict[str, int]
+                 ) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
+    """The writes of :func:`port_program_writes` that a build with register map ``regmap``
+    has: a board's build has fewer streams (shallower ``desc``/``tmpl`` windows) and fewer
+    modifier units. What is left out must be unused (a disabled descriptor, an empty template
+    byte, a modifier unit that is off); ValueError (one line) when the program needs more than
+    the build has."""
+    fitted_memories = {}
+    for name, entries in memories.items():
+        if name not in regmap:
+            raise ValueError(f"this gateware has no {name}")
+        depth = regmap[name].depth
+        beyond = sorted(i for i, v in entries.items() if i >= depth and v)
+        if beyond:
+            what = "stream" if name.endswith((".desc", ".tmpl")) else "entry"
+            index = beyond[0] // (sd.TEMPLATE_BYTES if name.endswith(".tmpl") else 1)
+            raise ValueError(f"the program uses {what} {index} of {name}, and this gateware has "
+                             f"{depth // (sd.TEMPLATE_BYTES if name.endswith('.tmpl') else 1)}")
+        fitted_memories[name] = {i: v for i, v in entries.items() if i < depth}
+    fitted_registers = {}
+    for name, value in registers.items():
+        if name in regmap:
+            fitted_registers[name] = value
+        elif name.endswith(".mode") and value:
+            port, unit, _ = name.split(".")
+            units = len({r.name.split(".")[1] for r in regmap if r.name.startswith(f"{port}.mod")})
+            raise ValueError(f"the program uses field modifier {port}.{unit}, and this gateware has "
+                             f"{units} per port")
+    return fitted_memories, fitted_registers
+
+
 def write_port_program(device, port: int, compiled) -> None:
     """Write everything of ``compiled`` to port ``port`` of ``device`` (a
     :class:`wirespeed.host.device.Device`): templates, size table, seed and modifier units,
@@ -39,6 +70,8 @@ def write_port_program(device, port: int, compiled) -> None:
     if hasattr(device, "n_ports") and not 0 <= port < device.n_ports:
         raise ValueError(f"port must be 0..{device.n_ports - 1}, not {port}")
     memories, registers = port_program_writes(port, compiled)
+    if hasattr(device, "regmap"):
+        memories, registers = fit_to_build(device.regmap, memories, registers)
     desc_name = f"p{port}.gen.desc"
     for name, entries in memories.items():
         if name != desc_name:
