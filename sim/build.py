@@ -226,16 +226,25 @@ def ensure_binary(
     return binary
 
 
-def ensure_harness(rebuild: bool = False, quiet: bool = True) -> Path:
+def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None) -> Path:
     """Path of the simulation executable for the current gateware and harness sources,
-    built (Verilog generation + Verilator) only when the cache has no match."""
+    built (Verilog generation + Verilator) only when the cache has no match. ``config``: a
+    :class:`~wirespeed.gateware.config.TesterConfig` other than the full simulated tester
+    (e.g. a board's preset, to run the host against the very tester a board builds); its
+    ``id.config`` word is part of the cache key."""
+    from wirespeed.gateware.config import SIM
+
+    config = SIM if config is None else config
+    key = harness_key()
+    if config != SIM:
+        key = hashlib.sha256(f"{key}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
 
     def write_sources(outdir: Path) -> list[Path]:
         from wirespeed.gateware.build import write_sim_sources
 
-        return list(write_sim_sources(outdir))
+        return list(write_sim_sources(outdir, config=config))
 
-    return ensure_binary(harness_key(), write_sources, rebuild=rebuild, quiet=quiet)
+    return ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet)
 
 
 # The UART management flavour ---------------------------------------------------------------
