@@ -384,7 +384,7 @@ def _open_device(session: Session, requires: Sequence[tuple[str, str, str]] = ()
             raise InputError(field, f"{session.transport.url}: its gateware (id.config {word:#010x}) was built "
                                     f"without {_OPTIONAL_BLOCKS[block]}, which {why} (docs/performance.md, "
                                     "build configurations)")
-    return Device(session.transport, build_register_map(config), tester_config=config)
+    return Device(session.transport, build_register_map(config))
 
 
 def _rfc2544_requires(tests: Sequence[str], learning: bool) -> list[tuple[str, str, str]]:
@@ -880,7 +880,7 @@ def rfc2544(
                 cal_info |= {"pipeline_delay_ns": cal_file.summary(), "file": cal_file.model_dump(mode="json")}
             notes = config.notes() if "throughput" in tests else list(learning_notes)
             notes += config.traffic_notes()
-            if not device.tester_config.stream_stats:
+            if not all(device.counts_sequence_errors(f.rx_port) for f in config.flows(config.frame_sizes[0])):
                 notes.append("sequence errors not counted: the tester's gateware has no per-stream receive "
                              "statistics (a board build); frame loss is frames sent - frames received")
             for extra in (loss_config, b2b_config):

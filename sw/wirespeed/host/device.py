@@ -527,15 +527,12 @@ class Device:
 
     ``stall_timeout_s``: wall-clock seconds that ``time.ns`` may stay still while the host
     waits on it before the tester is declared stuck (a stopped simulation, a hung board).
-    ``tester_config``: the build's :class:`~wirespeed.gateware.config.TesterConfig` (from
-    ``id.config``), when known; ``regmap`` is the map it builds.
     """
 
     def __init__(self, transport: Transport, regmap, *, stall_timeout_s: float = 10.0,
-                 poll_interval_s: tuple[float, float] = (0.0005, 0.05), tester_config=None):
+                 poll_interval_s: tuple[float, float] = (0.0005, 0.05)):
         self.transport = transport
         self.regmap = regmap
-        self.tester_config = tester_config
         self.stall_timeout_s = stall_timeout_s
         self.poll_interval_s = poll_interval_s
         self.ident: GatewareId | None = None
@@ -780,6 +777,11 @@ class Device:
     def has_analyzer(self, port: int) -> bool:
         """Whether port ``port`` of this build has an analyzer (``pN.ana.*``)."""
         return f"p{port}.ana.rx_frames" in self.regmap
+
+    def counts_sequence_errors(self, port: int) -> bool:
+        """Whether port ``port``'s analyzer counts sequence errors (``pN.ana.seq_errors``: a build
+        with per-stream receive statistics)."""
+        return f"p{port}.ana.seq_errors" in self.regmap
 
     def check_flows(self, flows: Sequence[Flow]) -> None:
         """ValueError (one line) for a flow this build cannot carry: its sending port has no
