@@ -45,6 +45,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import frame as F
 from .replica import replicas
+from .square import SerialSquare
 from .streams import RxStream
 
 __all__ = ["Analyzer", "LAT_MIN_INIT", "LAT_FIRST_BIT", "LAT_LAST_BIT"]
@@ -187,33 +188,19 @@ class Analyzer(wiring.Component):
             m.d.sync += [self.lat_value.eq(c_lat), self.lat_sid.eq(c_sid)]
         m.d.comb += self.lat_sample.eq(s2)
 
-        # The square, worked out serially: two bits of the latency per clock, most significant
-        # first (sq_p = 4 * sq_p + digit * x, with 3x worked out at the load), 16 clocks, then
-        # added to the sum. A square that comes while one is in progress waits in ``sq_pend``
-        # (a 16-byte test frame right after another: on the wire, with its preamble and gap,
-        # good test frames are at least 36 clocks apart). The DSP multipliers did it in one
-        # clock, but their 3.9 ns with the routing to and from their fixed sites (2.2-2.6 ns
-        # each way on the 25F, even with a register stage of their own on each side) did not
-        # fit 8 ns.
-        sq_x, sq_bits = Signal(32), Signal(32)
-        sq_x3, sq_p = Signal(34), Signal(64)
-        sq_n = Signal(range(17))              # digits still to do
+        # The square (:class:`~.square.SerialSquare`, 17 clocks), then added to the sum. A
+        # square that comes while one is in progress waits in ``sq_pend`` (a 16-byte test frame
+        # right after another: on the wire, with its preamble and gap, good test frames are at
+        # least 36 clocks apart).
+        m.submodules.square = sq = SerialSquare(32)
         sq_pend, sq_pend_x = Signal(), Signal(32)
-        sq_done = Signal()
-        sq_load = Signal(32)
-        m.d.comb += sq_load.eq(Mux(sq_pend, sq_pend_x, sq_lat))
-        m.d.sync += sq_done.eq(0)
-        with m.If((sq_n == 0) & (sq_pend | s2)):    # sq_lat: c_lat of the count stage's good frame
-            m.d.sync += [sq_x.eq(sq_load), sq_bits.eq(sq_load), sq_x3.eq(sq_load + (sq_load << 1)),
-                         sq_n.eq(16), sq_p.eq(0), sq_pend.eq(sq_pend & s2), sq_pend_x.eq(sq_lat)]
-        with m.Else():
-            with m.If(sq_n != 0):
-                digit = sq_bits[30:]
-                addend = Mux(digit[1], Mux(digit[0], sq_x3, sq_x << 1), Mux(digit[0], sq_x, 0))
-                m.d.sync += [sq_p.eq((sq_p << 2) + addend), sq_bits.eq(sq_bits << 2),
-                             sq_n.eq(sq_n - 1), sq_done.eq(sq_n == 1)]
-            with m.If(s2):
-                m.d.sync += [sq_pend.eq(1), sq_pend_x.eq(sq_lat)]
+        m.d.comb += [sq.start.eq(sq_pend | s2), sq.x.eq(Mux(sq_pend, sq_pend_x, sq_lat)), sq.clear.eq(self.clear)]
+        with m.If(s2):                                 # sq_lat: c_lat of the count stage's good frame
+            m.d.sync += sq_pend_x.eq(sq_lat)
+        with m.If(~sq.busy & sq_pend):
+            m.d.sync += sq_pend.eq(s2)                 # the pending one loads, this one waits
+        with m.Elif(sq.busy & s2):
+            m.d.sync += sq_pend.eq(1)
         have_prev, j_valid = Signal(), Signal()
         prev, j_diff = Signal(32), Signal(32)
         m.d.sync += j_valid.eq(c_good["jit"] & have_prev)
@@ -221,15 +208,15 @@ class Analyzer(wiring.Component):
             m.d.sync += [prev.eq(c_lat), have_prev.eq(1),
                          j_diff.eq(Mux(c_lat >= prev, c_lat - prev, prev - c_lat))]
 
-        with m.If(sq_done):
-            m.d.sync += self.lat_sq_sum.eq(self.lat_sq_sum + sq_p)
+        with m.If(sq.done):
+            m.d.sync += self.lat_sq_sum.eq(self.lat_sq_sum + sq.p)
         with m.If(j_valid):
             m.d.sync += self.jitter_sum.eq(self.jitter_sum + j_diff)
 
         with m.If(self.clear):
             # a frame counted on this clock is dropped here too (its square and variation with it)
-            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0), sq_n.eq(0),
-                         sq_done.eq(0), sq_pend.eq(0), j_valid.eq(0)]
+            m.d.sync += [self.lat_sq_sum.eq(0), self.jitter_sum.eq(0), have_prev.eq(0), s2.eq(0), sq_pend.eq(0),
+                         j_valid.eq(0)]
             m.d.sync += [
                 self.rx_frames.eq(0), self.rx_bytes.eq(0),
                 self.fcs_errors.eq(0), self.other_frames.eq(0), self.lat_min.eq(LAT_MIN_INIT),

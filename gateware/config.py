@@ -171,16 +171,18 @@ SIM = TesterConfig()
 #: Colorlight 5A-75B, LFE5U-25F (24,288 LUT4, 56 DP16KD): the traffic engine of RFC 2544 and
 #: nothing else, one way: port 0 sends, port 1 receives (tester port A -> DUT -> port B; a
 #: generator with its scheduler and tables is about 5.5k LUT sites, a quarter of the part), so
-#: the ports, the MACs and the board's management logic leave room to route at 125 MHz: 8 streams without field modifiers (each modifier is ~1.5k LUT sites with its
-#: registers), one latency histogram, no per-stream receive statistics (~6k LUT sites per
-#: port, their tables are LUT RAM), no ARP/ND responder (~2.9k per port: give the DUT static
-#: ARP/ND entries) and no capture. Figures in docs/performance.md.
+#: the ports, the MACs and the board's management logic leave room to route at 125 MHz: 8
+#: streams without field modifiers (each modifier is ~1.5k LUT sites with its registers), one
+#: latency histogram, no per-stream receive statistics (~2.4k LUT sites and 4 DP16KD in block
+#: RAM: with them on port 1 the build routes at 123.8 MHz, not yet 125), no ARP/ND responder
+#: (~2.9k per port: give the DUT static ARP/ND entries) and no capture. Figures in
+#: docs/performance.md.
 BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,
                          capture=False, capture_words=256, capture_frames=1, generators=0b01, analyzers=0b10)
 
 #: Lattice ECP5 Versa, LFE5UM-45F (43,848 LUT4, 108 DP16KD): 16 streams, two modifiers,
-#: four latency histograms, the responder and the capture; still no per-stream receive
-#: statistics (with them two ports alone pass 80 %).
+#: four latency histograms, the responder and the capture; no per-stream receive statistics
+#: (the build is 86 % full without them).
 BOARD_45F = TesterConfig(n_streams=16, n_modifiers=2, hist_streams=4, stream_stats=False, responder=True,
                          capture=True, capture_words=1024, capture_frames=32)
 

@@ -22,7 +22,7 @@ Frames tracked: test frames with a good FCS (``ev_valid`` and not ``ev_fcs_err``
   arrive) gives ``loss_last_tx``, ``loss_last_rx``, ``loss_last_stream`` (its stream id),
   ``loss_last_seq`` (its sequence number) and ``loss_last_gap`` (``s - e``, the frames lost
   just before it). Frames presented while the statistics sweep their table after CLEAR
-  (``n_streams`` clocks) are not seen by the sequence tracker, so they are never loss events.
+  (``n_streams * 16`` clocks) are not seen by the sequence tracker, so they are never loss events.
 
 Timestamps: ``*_rx`` the low 48 bits of the analyzer's receive timestamp, ``*_tx`` the
 signature's 48-bit transmit timestamp, both ns on the tester's timebase.

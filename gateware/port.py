@@ -63,9 +63,9 @@ class TesterPort(wiring.Component):
     stop: In(1)
     clear: In(1)
     snapshot: In(1)
-    #: another port is clearing (its histograms): a START waits for it (top.py)
+    #: another port is clearing (its histograms, its per-stream statistics): a START waits for it (top.py)
     hold_start: In(1)
-    #: this port is clearing (CLEAR zeroing its histograms)
+    #: this port is clearing (CLEAR zeroing its histograms and per-stream statistics)
     clearing: Out(1)
     gmii: Out(GMIISignature)
 
@@ -104,9 +104,12 @@ class TesterPort(wiring.Component):
         if config.stream_stats:
             self._foreign = bank.add(f"{p}.ana.foreign_frames", 64, "r",
                                      doc="test frames of streams outside stream_group (snapshot)")
-            self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS,
+            self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS, word_reads=True,
                                                 doc="per-stream receive statistics (fields in "
                                                     "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
+            self._streams_copying = bank.add(f"{p}.ana.streams_copying", 1, "r",
+                                             doc="1 while a SNAPSHOT is being copied into ana.streams (256 "
+                                                 "cycles and more under load; live)")
 
     def _add_analyzer_results(self, bank, p, config):
         """The rest of ``pN.ana.*``: counters, gap tracker and latency histograms."""
@@ -170,8 +173,8 @@ class TesterPort(wiring.Component):
         snapshot = replicas(m, "sync", self.snapshot, snap_blocks + ["stats"] * stats, prefix="snapshot")
 
         if has_ana:
-            hist = self._elaborate_analyzer(m, mac, tb_rx, clear, snapshot)
-            m.d.comb += self.clearing.eq(hist.clearing | clear["port"])
+            ana_clearing = self._elaborate_analyzer(m, mac, tb_rx, clear, snapshot)
+            m.d.comb += self.clearing.eq(ana_clearing | clear["port"])
         else:
             m.d.comb += self.clearing.eq(clear["port"])
 
@@ -184,7 +187,9 @@ class TesterPort(wiring.Component):
             # the host's timing.
             # The generator takes the START a clock later, from a register (``go`` reached its
             # scheduler's launch logic across the part: 8.5 ns on the 25F); ``pending`` and
-            # ``gen_go`` keep ``running`` up meanwhile.
+            # ``gen_go`` keep ``running`` up meanwhile. STOP too (the command's register reached
+            # the scheduler's first-pass logic through the START logic: 8.4-9.5 ns on the 25F
+            # with the per-stream statistics).
             pending = Signal()
             go = Signal()
             m.d.comb += go.eq((start | pending) & ~self.clearing & ~self.hold_start)
@@ -192,10 +197,10 @@ class TesterPort(wiring.Component):
                 m.d.sync += pending.eq(0)
             with m.Elif(start):
                 m.d.sync += pending.eq(1)
-            gen_go = Signal()
-            m.d.sync += gen_go.eq(go & ~stop)
+            gen_go, gen_stop = Signal(), Signal()
+            m.d.sync += [gen_go.eq(go & ~stop), gen_stop.eq(stop)]
             m.d.comb += [
-                gen.start.eq(gen_go), gen.stop.eq(stop), gen.clear.eq(clear["gen"]),
+                gen.start.eq(gen_go), gen.stop.eq(gen_stop), gen.clear.eq(clear["gen"]),
                 gen.snapshot.eq(snapshot["gen"]), gen.now.eq(tb_tx.now),
                 gen.running_extra.eq(pending | gen_go),
             ]
@@ -229,11 +234,18 @@ class TesterPort(wiring.Component):
 
     def _elaborate_analyzer(self, m, mac, tb_rx, clear, snapshot):
         """The receive side: analyzer, latency histograms, gap tracker, per-stream statistics
-        and their snapshot registers. Returns the histogram block."""
+        and their snapshot registers. Returns whether CLEAR is still zeroing them."""
         m.submodules.ana = ana = Analyzer()
         m.submodules.hist = hist = Histogram(HIST_BINS, self._hist_streams)
+        # The MAC's receive output reaches the analyzer through a register (LiteEth's CRC check
+        # comes to its output through five LUT levels), and the analyzer's timebase a clock
+        # behind with it: every timestamp, so every latency, is as if there were none.
+        rx_valid, rx_payload = Signal(), Signal(mac.source.payload.shape())
+        rx_now = Signal.like(tb_rx.now)
+        m.d.sync += [rx_valid.eq(mac.source.valid), rx_payload.eq(mac.source.payload), rx_now.eq(tb_rx.now)]
+        m.d.comb += [ana.sink.valid.eq(rx_valid), ana.sink.payload.eq(rx_payload)]
         m.d.comb += [
-            ana.now.eq(tb_rx.now), ana.clear.eq(clear["ana"]),
+            ana.now.eq(rx_now), ana.clear.eq(clear["ana"]),
             hist.value.eq(ana.lat_value), hist.stream.eq(ana.lat_sid), hist.clear.eq(clear["hist"]),
             hist.offset.eq(self._hist_offset), hist.shift.eq(self._hist_shift),
             hist.read_addr.eq(Cat(self._hist_win.addr, self._hist_stream[:(self._hist_streams - 1).bit_length()])),
@@ -253,9 +265,12 @@ class TesterPort(wiring.Component):
             gaps.ev_seq.eq(ana.ev_seq), gaps.ev_rx_ns.eq(ana.ev_rx_ns), gaps.ev_tx_ns.eq(ana.ev_tx_ns),
             gaps.clear.eq(clear["gaps"]), gaps.snapshot.eq(snapshot["gaps"]),
         ]
+        clearing = hist.clearing
         if self.config.stream_stats:
             m.submodules.stats = stats = StreamStats(GROUP_STREAMS)
+            clearing = clearing | stats.clearing
             m.d.comb += [
+                self._streams_copying.eq(stats.copying),
                 stats.ev_valid.eq(ana.ev_valid), stats.ev_fcs_err.eq(ana.ev_fcs_err), stats.ev_sid.eq(ana.ev_sid),
                 stats.ev_seq.eq(ana.ev_seq), stats.ev_latency.eq(ana.ev_latency),
                 stats.ev_rx_ns.eq(ana.ev_rx_ns), stats.ev_bytes.eq(ana.ev_bytes),
@@ -267,7 +282,6 @@ class TesterPort(wiring.Component):
                 gaps.loss_valid.eq(stats.loss_valid), gaps.loss_skip.eq(stats.loss_skip),
             ]
         m.d.comb += [reg.eq(getattr(gaps, name)) for name, reg in self._gap_snap.items()]
-        wiring.connect(m, mac.source, ana.sink)
         for name, reg in self._ana_snap.items():
             if name != "seq_errors":
                 with m.If(snapshot[f"ana_{name}"]):
@@ -275,7 +289,7 @@ class TesterPort(wiring.Component):
         with m.If(snapshot["hist"]):
             for name, reg in self._hist_snap.items():
                 m.d.sync += reg.eq(getattr(hist, name))
-        return hist
+        return clearing
 
     def _responder_tx(self, m, gen, tx):
         """Transmit (to ``tx``, the MAC's stream): generator frames, and between them the

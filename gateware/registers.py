@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 from .regmap import Register, RegisterMap
 
 __all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE", "WRITE_LATENCY",
-           "WRITE_TO_READ"]
+           "WRITE_TO_READ", "WORD_READ_LATENCY"]
 
 ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
@@ -40,6 +40,8 @@ READ_LATENCY = 5
 #: edges from the one that samples a read strobe to the one that samples the register's value
 #: (or addresses the window's memory)
 READ_SAMPLE = 2
+#: cycles from a word-read window's ``addr`` to the ``data`` the bank samples
+WORD_READ_LATENCY = 2
 #: edges from the one that samples a write strobe to the one at which the write lands
 WRITE_LATENCY = 2
 #: a read strobe that comes this many cycles or more after a write strobe sees what the write
@@ -62,7 +64,12 @@ class MemoryWindow:
     """The design's side of a memory window (see :meth:`RegisterBank.add_memory`).
 
     Reads: the bank drives ``addr`` (entry index) during a read strobe and registers ``data``
-    from the memory's synchronous read port on the next cycle. Writes (``"rw"`` windows
+    from the memory's synchronous read port on the next cycle. A window added with
+    ``word_reads=True`` is read a 32-bit word at a time instead: ``addr`` is the word's index
+    in the window (``entry * words + word``) and ``data`` is that word (a memory stored in
+    narrow words, e.g. block RAM, need not present a whole entry at once), sampled the second
+    cycle after ``addr`` (:data:`WORD_READ_LATENCY`: the design registers the word after its
+    block RAM, the bank has no word to select). Writes (``"rw"`` windows
     only): for the cycle of a host write, ``w_en`` is high, ``w_addr`` is the entry and
     ``w_data`` is word ``w_word`` of it (least significant word 0): connect a write port with
     32-bit granularity (``en = w_en << w_word``, data replicated in every lane)."""
@@ -73,6 +80,7 @@ class MemoryWindow:
     w_addr: Signal | None = None
     w_word: Signal | None = None
     w_data: Signal | None = None
+    word_reads: bool = False
 
     @property
     def words(self):
@@ -107,12 +115,14 @@ class RegisterBank(wiring.Component):
         self._next += 4 * reg.words
         return sig
 
-    def add_memory(self, name, width, depth, *, access="r", doc=""):
+    def add_memory(self, name, width, depth, *, access="r", doc="", word_reads=False):
         """A window on ``depth`` entries of a memory the design owns; returns a
         :class:`MemoryWindow`. ``access`` is ``"r"`` (host reads) or ``"rw"`` (host reads and
         writes, e.g. tables the design reads). Entries are 1, 2, 4, 8, 16 or 32 words."""
         if access not in ("r", "rw"):
             raise ValueError(f"memory {name}: access must be 'r' or 'rw', not {access!r}")
+        if word_reads and access != "r":
+            raise ValueError(f"memory {name}: word_reads windows are read-only")
         reg = Register(name, self._next, width, access, 0, doc, depth)
         if reg.words not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"memory {name}: entries of {width} bits are not 1, 2, 4, 8, 16 or 32 words")
@@ -121,8 +131,12 @@ class RegisterBank(wiring.Component):
         if (self._next + 4 * reg.words * depth) >> 2 > (1 << ADDR_WIDTH):
             raise ValueError(f"memory {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
         base = name.replace(".", "_")
-        window = MemoryWindow(addr=Signal(range(depth), name=base + "_addr"),
-                              data=Signal(unsigned(width), name=base + "_data"))
+        if word_reads:
+            window = MemoryWindow(addr=Signal(range(depth * reg.words), name=base + "_addr"),
+                                  data=Signal(32, name=base + "_data"), word_reads=True)
+        else:
+            window = MemoryWindow(addr=Signal(range(depth), name=base + "_addr"),
+                                  data=Signal(unsigned(width), name=base + "_data"))
         if access == "rw":
             window.w_en = Signal(name=base + "_w_en")
             window.w_addr = Signal(range(depth), name=base + "_w_addr")
@@ -273,6 +287,8 @@ class RegisterBank(wiring.Component):
             h1, h2, h3 = (Signal(name=f"{name}_hit{k}") for k in (1, 2, 3))
             sel1, sel2, sel3 = (Signal(range(max(nwords, 2)), name=f"{name}_sel{k}") for k in (1, 2, 3))
             m.d.sync += [h1.eq(r_stb & inside), h2.eq(h1), h3.eq(h2), sel2.eq(sel1), sel3.eq(sel2)]
+            if window.word_reads:                        # the window's memory selects the word
+                shift, nwords = 0, 1
             with m.If((r_stb | w_stb) & inside):
                 m.d.sync += [window.addr.eq(rel >> shift), sel1.eq(rel[:shift] if shift else 0)]
             if window.w_en is not None:
@@ -280,11 +296,15 @@ class RegisterBank(wiring.Component):
                 with m.If(w_stb & inside):
                     m.d.sync += [window.w_addr.eq(rel >> shift), window.w_word.eq(rel[:shift] if shift else 0),
                                  window.w_data.eq(w_data)]
-            entry_q = Signal(32 * nwords, name=f"{name}_q")
-            with m.If(h2):
-                m.d.sync += entry_q.eq(window.data)
             word_q = Signal(32, name=f"{name}_word")
-            m.d.sync += word_q.eq(Mux(h3, entry_q.word_select(sel3, 32), 0))
+            if window.word_reads:                        # the design's register is the E3 stage
+                assert WORD_READ_LATENCY == 2
+                m.d.sync += word_q.eq(Mux(h3, window.data, 0))
+            else:
+                entry_q = Signal(32 * nwords, name=f"{name}_q")
+                with m.If(h2):
+                    m.d.sync += entry_q.eq(window.data)
+                m.d.sync += word_q.eq(Mux(h3, entry_q.word_select(sel3, 32), 0))
             window_words.append(word_q)
 
         with m.If(rd[-1]):                                 # E5

@@ -27,40 +27,55 @@ Loss events: for every accepted good-FCS frame with ``s > e`` (frames lost just 
 on ``ev_*``, with ``loss_skip`` = ``s - e`` (the numbers it skipped); duplicates, reordered and
 late frames never raise it (for :mod:`wirespeed.gateware.gaps`).
 
-Storage: the live table is one memory of ``n_streams`` entries (LUT RAM on ECP5), updated
-read-modify-write over three clocks per event (read, compute, write); events must be
-:data:`MIN_EVENT_SPACING` clocks apart or more (a test frame takes 16 clocks or more).
+Storage (block RAM, so a board can afford it): each entry is :data:`ENTRY_WORDS` 64-bit
+words (STATS_FIELDS in order; ``next_seq`` shares a word with the top of ``lat_sq_sum``), live
+and shadow, 2 DP16KD each on ECP5; the sequence state the classification needs at once
+(expected number, history, last latency, whether the stream has a good frame) is a small
+memory of its own (LUT RAM). The state is read and the number compared with the expected one
+at stage 0, the difference taken at stage 1 (the loss pulse and the sequence error come from
+it), where the number falls worked out at stage 2, the history at stage 3, and the new state
+written back at stage 4. From stage 2 on the entry is updated one word per clock (16 clocks,
+the sum of squares last: its square, :class:`~.square.SerialSquare`, begun at stage 1, takes
+17) through a six-stage word pipeline: decide the word, address the block RAM from
+registers, read, register and add, work out the new word, write. Events must be
+:data:`MIN_EVENT_SPACING` clocks apart or more.
 
 Snapshot: ``snapshot`` captures every entry and ``foreign_frames`` (into
 ``foreign_frames_snap``) as of that clock: every event presented on an earlier clock is in
 it, none presented on that clock or later, as the analyzer's port counters. The entries go
-to a shadow table the host reads through ``read_addr``/``read_data`` (synchronous: data the
-clock after the address). A sweep copies one entry per clock when no event is being
-processed; an event that updates an entry the sweep has not copied yet first copies its old
-value (copy on write), and one already in the pipeline at the snapshot lets the sweep copy
-the entry after its write. ``copying`` is high until the shadow is complete.
+to a shadow table the host reads a 32-bit word at a time through ``read_addr`` (``entry *``
+:data:`READ_WORDS` ``+ word``) and ``read_data`` (:data:`READ_LATENCY` clocks after the
+address). A sweep copies one word per clock when no event is being taken in or updated; an
+update of an entry the sweep has not copied yet first copies its old words (copy on write,
+word by word as it reads them), and one whose event came before the snapshot lets the sweep
+copy the entry after it. ``copying`` is high until the shadow is complete: 256 clocks with
+no traffic, a few more per event under load.
 
 Clear: ``clear`` empties the live table and ``foreign_frames``, as if at once: events from
-that clock until ``clearing`` falls are dropped; the sweep (``n_streams`` clocks, after any
-event in the pipeline) copies on write for a snapshot taken before or with the clear, and a
-snapshot taken during the sweep captures the empty table.
+that clock until ``clearing`` falls are dropped; the sweep (``n_streams * ENTRY_WORDS``
+clocks, after any update in progress) copies on write for a snapshot taken before or with
+the clear, and a snapshot taken during the sweep captures the empty table.
 
 Widths: as the analyzer's: in 24 hours at 1.488 Mframes/s (1.3e11 frames < 2**37) no
 64-bit counter wraps, the 64-bit sums hold a mean latency up to 143 ms and the 96-bit sum of
 squares an RMS latency up to 0.78 s (docs/analyzer.md).
 """
 
-from amaranth import Module, Signal, Const, Mux, signed
+from amaranth import Module, Signal, Const, Cat, Mux, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .regmap import unpack_fields
+from .regmap import pack_fields, unpack_fields
+from .square import SerialSquare
+from .synth_hints import no_collision_name
 
-__all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "LAT_MIN_INIT", "MIN_EVENT_SPACING", "LOSS_LATENCY",
-           "empty_entry", "unpack_entry"]
+__all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "ENTRY_WORDS", "READ_WORDS", "READ_LATENCY", "LAT_MIN_INIT",
+           "MIN_EVENT_SPACING", "LOSS_LATENCY", "empty_entry", "unpack_entry"]
 
-#: (name, bits) of a table entry as the host reads it, least significant first.
+#: (name, bits) of a table entry as the host reads it, least significant first. Every field
+#: lies within one 64-bit word of the block RAM but ``lat_sq_sum``, whose top 32 bits share a
+#: word with ``next_seq``.
 STATS_FIELDS = [
     ("rx_frames", 64),
     ("rx_bytes", 64),
@@ -76,18 +91,41 @@ STATS_FIELDS = [
     ("lat_max", 32),
     ("lat_sum", 64),
     ("lat_sq_sum", 96),
-    ("jitter_sum", 64),
     ("next_seq", 32),
+    ("jitter_sum", 64),
     ("last_lat", 32),
 ]
 ENTRY_BITS = sum(bits for _, bits in STATS_FIELDS)
-assert ENTRY_BITS <= 1024
+#: 64-bit block RAM words of an entry
+ENTRY_WORDS = 16
+#: 32-bit words of an entry as the host reads it (``read_addr = entry * READ_WORDS + word``)
+READ_WORDS = 2 * ENTRY_WORDS
+#: clocks from ``read_addr`` to ``read_data`` (a register behind the block RAM's output)
+READ_LATENCY = 2
+assert ENTRY_BITS <= 64 * ENTRY_WORDS
 LAT_MIN_INIT = (1 << 32) - 1
-#: clocks from one event to the next, at least: read, compute, write, and one for the sweeps
-MIN_EVENT_SPACING = 4
+#: clocks from one event to the next, at least: an update takes 16 clocks and the sweeps need
+#: a few between updates (on the wire a test frame takes 36 clocks or more with its FCS,
+#: preamble and gap: see :mod:`.analyzer`)
+MIN_EVENT_SPACING = 24
 #: clocks from an event on ``ev_*`` to its ``loss_valid`` pulse
 LOSS_LATENCY = 2
 SEQ_BITS = 32
+
+_OFFSET = {}
+for _name, _bits in STATS_FIELDS:
+    _OFFSET[_name] = sum(b for _, b in STATS_FIELDS[:len(_OFFSET)])
+
+
+def _word(name):
+    return _OFFSET[name] // 64
+
+
+# the word of each update step: the sum of squares last, its two words in a row (the carry)
+# and late enough for the serial square
+W_SQ_LO, W_SQ_HI = _word("lat_sq_sum"), _word("next_seq")
+assert (W_SQ_LO, W_SQ_HI) == (12, 13) and _word("jitter_sum") == 14 and _word("last_lat") == 15
+assert _OFFSET["next_seq"] == 64 * W_SQ_HI + 32 and _OFFSET["lat_min"] == 640 and _OFFSET["lat_max"] == 672
 
 
 def empty_entry() -> dict[str, int]:
@@ -96,8 +134,19 @@ def empty_entry() -> dict[str, int]:
 
 
 def unpack_entry(value: int) -> dict[str, int]:
-    """The fields of one ``read_data`` value."""
+    """The fields of an entry read as one integer (its 32-bit words, least significant first)."""
     return unpack_fields(STATS_FIELDS, value)
+
+
+_EMPTY = pack_fields(STATS_FIELDS, empty_entry(), "entry")
+EMPTY_WORDS = [(_EMPTY >> (64 * w)) & ((1 << 64) - 1) for w in range(ENTRY_WORDS)]
+#: the word of each update step: the sum of squares last, its two words in a row (the carry
+#: from one to the other), late enough for the square (SerialSquare, begun at the event)
+STEP_WORDS = [*range(12), 14, 15, 12, 13]
+SQ_STEP = STEP_WORDS.index(12)
+
+# what the update of each word does (``_mode``)
+ADD, REPLACE, KEEP, MINMAX, SEQ = range(5)
 
 
 class StreamStats(wiring.Component):
@@ -108,12 +157,14 @@ class StreamStats(wiring.Component):
             raise ValueError(f"StreamStats: window must be 1..1024, got {window}")
         self.n_streams, self.window = n_streams, window
         self._index_bits = (n_streams - 1).bit_length()
+        #: clocks from a CLEAR until ``clearing`` falls, at most, with no event in the pipeline
+        self.clear_clocks = n_streams * ENTRY_WORDS
         super().__init__({
             "ev_valid": In(1), "ev_fcs_err": In(1), "ev_sid": In(16), "ev_seq": In(SEQ_BITS),
             "ev_latency": In(32), "ev_rx_ns": In(64), "ev_bytes": In(16),
             "stream_group": In(16 - self._index_bits),
             "clear": In(1), "snapshot": In(1),
-            "read_addr": In(range(n_streams)), "read_data": Out(ENTRY_BITS),
+            "read_addr": In(range(n_streams * READ_WORDS)), "read_data": Out(32),
             "foreign_frames": Out(64), "foreign_frames_snap": Out(64),
             "seq_errors": Out(64), "seq_errors_snap": Out(64),
             "clearing": Out(1), "copying": Out(1),
@@ -122,108 +173,190 @@ class StreamStats(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, window = self.n_streams, self.window
-        stats = data.StructLayout(dict(STATS_FIELDS))
-        live_layout = data.StructLayout({**dict(STATS_FIELDS), "history": window})
-        empty = empty_entry()
-        # after CLEAR the window counts as received: only numbers skipped later are lost
-        empty_live = live_layout.const({**empty, "history": (1 << window) - 1})
-        m.submodules.live = live = Memory(shape=live_layout, depth=n, init=[empty_live] * n)
-        m.submodules.shadow = shadow = Memory(shape=stats, depth=n, init=[empty] * n)
-        rd, wr = live.read_port(), live.write_port()
-        sw, host = shadow.write_port(), shadow.read_port()
-        m.d.comb += [host.addr.eq(self.read_addr), self.read_data.eq(host.data)]
-        r = rd.data
+        n, window, ib = self.n_streams, self.window, self._index_bits
 
-        # Stage 0: an event of this group is accepted and its entry read.
+        # The sequence state of each stream: small, read and written once per event (LUT RAM).
+        seq_layout = data.StructLayout({"next_seq": SEQ_BITS, "history": window, "last_lat": 32, "seen": 1})
+        # after CLEAR the window counts as received: only numbers skipped later are lost
+        empty_seq = seq_layout.const({"history": (1 << window) - 1})
+        m.submodules.seq = seq = Memory(shape=seq_layout, depth=n, init=[empty_seq] * n)
+        s_rd, s_wr = seq.read_port(domain="comb"), seq.write_port()
+        r = Signal(seq_layout)                         # stage 1: the state as read at stage 0
+        m.d.sync += r.eq(s_rd.data)
+        # The counters: ENTRY_WORDS words of 64 bits per stream, live and shadow (block RAM).
+        live = Memory(shape=64, depth=n * ENTRY_WORDS, init=EMPTY_WORDS * n)
+        shadow = Memory(shape=64, depth=n * ENTRY_WORDS, init=EMPTY_WORDS * n)
+        m.submodules[no_collision_name("live")] = live
+        m.submodules[no_collision_name("shadow")] = shadow
+        # a word is never read on the clock it is written (busy, MIN_EVENT_SPACING; the host
+        # reads when ``copying`` is low): the memories are named for synthesis to know it
+        # (:mod:`.synth_hints`), so it puts no collision logic behind the block RAM's slow output
+        wr, sw = live.write_port(), shadow.write_port()
+        rd, host = live.read_port(), shadow.read_port()
+        # the host's word: the block RAM's output registered whole, then the half selected
+        host_hi, host_hi_q, host_q = Signal(), Signal(), Signal(64)
+        m.d.comb += host.addr.eq(self.read_addr >> 1)
+        m.d.sync += [host_hi.eq(self.read_addr[0]), host_hi_q.eq(host_hi), host_q.eq(host.data)]
+        m.d.comb += self.read_data.eq(Mux(host_hi_q, host_q[32:], host_q[:32]))
+
+        # Stage 0: an event of this group is accepted, its sequence state read (and its number
+        # compared with the expected one).
         accept = Signal()
-        foreign = Signal()
-        m.d.comb += foreign.eq(self.ev_sid[self._index_bits:] != self.stream_group)
+        foreign, foreign_now, foreign_p1 = Signal(), Signal(), Signal()
+        m.d.comb += foreign.eq(self.ev_sid[ib:] != self.stream_group)
+        # a foreign event is counted a clock later (from a register); a snapshot adds the one
+        # still to be counted
+        m.d.sync += foreign_p1.eq(foreign_now)
+        with m.If(foreign_p1):
+            m.d.sync += self.foreign_frames.eq(self.foreign_frames + 1)
         with m.If(self.ev_valid & ~self.clear & ~self.clearing):
             with m.If(foreign):
-                m.d.sync += self.foreign_frames.eq(self.foreign_frames + 1)
+                m.d.comb += foreign_now.eq(1)
             with m.Else():
                 m.d.comb += accept.eq(1)
-        p1_valid, p1_err = Signal(), Signal()
+        m.d.comb += s_rd.addr.eq(self.ev_sid[:ib])
+        # the event, held until the next one (MIN_EVENT_SPACING, whatever its group: the
+        # update's last use is 21 clocks after it; events while clearing do not count) for the
+        # update
+        p1_valid, p1_err, p1_expected = Signal(), Signal(), Signal()
         p1_entry = Signal(range(n))
         p1_seq, p1_lat, p1_rx, p1_bytes = Signal(SEQ_BITS), Signal(32), Signal(64), Signal(16)
         m.d.sync += p1_valid.eq(accept)
-        with m.If(accept):
-            m.d.sync += [p1_err.eq(self.ev_fcs_err), p1_entry.eq(self.ev_sid[:self._index_bits]),
+        with m.If(self.ev_valid & ~self.clear & ~self.clearing):
+            m.d.sync += [p1_err.eq(self.ev_fcs_err), p1_entry.eq(self.ev_sid[:ib]),
+                         p1_expected.eq(self.ev_seq == s_rd.data.next_seq),
                          p1_seq.eq(self.ev_seq), p1_lat.eq(self.ev_latency), p1_rx.eq(self.ev_rx_ns),
                          p1_bytes.eq(self.ev_bytes)]
 
-        # Stage 1: classify the sequence number against the entry (held on the read port).
+        # Stage 1: the square begun; its word is decided SQ_STEP clocks after the update's
+        # first (two clocks after the event) and its addend registered two clocks later (R, Q)
+        m.submodules.square = square = SerialSquare(32)
+        m.d.comb += [square.start.eq(p1_valid), square.x.eq(p1_lat)]
+        assert 1 + square.latency <= 2 + SQ_STEP + 2, "the square is late for its word"
+
+        # Stage 1: the difference from the stream's expected number: the loss pulse and the
+        # sequence error come from it; the stream's state is kept for the stages after.
         diff = Signal(SEQ_BITS)
         m.d.comb += diff.eq(p1_seq - r.next_seq)
-        ahead = Signal()
-        m.d.comb += ahead.eq(~diff[-1])
-        back = Signal(SEQ_BITS)                        # e - s when behind
-        m.d.comb += back.eq(-diff)
-        in_window = Signal()
-        m.d.comb += in_window.eq(~ahead & (back <= window))
-        bit_index = Signal(range(window))              # history bit of s: e - 1 - s
-        m.d.comb += bit_index.eq(back - 1)
-        seen = Signal()
-        m.d.comb += seen.eq(r.history.bit_select(bit_index, 1))
-        shift = Signal(range(window + 1))              # history shift when ahead: s - e + 1
-        m.d.comb += shift.eq(Mux(diff >= window, window, diff + 1))
-
-        p2_valid = Signal()
-        m.d.sync += p2_valid.eq(p1_valid)
         # port-level sequence errors: good frames of this group whose number is not the one
-        # their stream expects (counted at stage 1; a snapshot adds the one at stage 1 now,
-        # presented on an earlier clock)
+        # their stream expects (counted at stage 1 from the comparison made at stage 0; a
+        # snapshot adds the one at stage 1 now, presented on an earlier clock)
         out_of_seq = Signal()
-        m.d.comb += out_of_seq.eq(p1_valid & ~p1_err & (diff != 0))
+        m.d.comb += out_of_seq.eq(p1_valid & ~p1_err & ~p1_expected)
         with m.If(out_of_seq):
             m.d.sync += self.seq_errors.eq(self.seq_errors + 1)
         # loss event: a good frame ahead of the expected number (registered, LOSS_LATENCY)
-        m.d.sync += [self.loss_valid.eq(out_of_seq & ahead), self.loss_skip.eq(diff)]
-        in_order, duplicate, reordered, late = (Signal(name=f"p2_{k}") for k in
-                                                ("in_order", "duplicate", "reordered", "late"))
-        lost_delta = Signal(signed(SEQ_BITS))
-        next_seq = Signal(SEQ_BITS)
-        history = Signal(window)
-        first, lt_min, gt_max = Signal(), Signal(), Signal()
-        jitter = Signal(32)
-        square = Signal(64)
+        m.d.sync += [self.loss_valid.eq(out_of_seq & ~diff[-1]), self.loss_skip.eq(diff)]
+        p2_valid = Signal()
+        p2_diff = Signal(SEQ_BITS)
+        p2_state = Signal(seq_layout)                  # the stream's state before the event
+        m.d.sync += p2_valid.eq(p1_valid)
         with m.If(p1_valid):
+            m.d.sync += [p2_diff.eq(diff), p2_state.eq(r)]
+
+        # Stage 2: where the number falls, each a comparison with a constant at most: behind by
+        # 1..window is d >= 2**32 - window; the history bit of s, e - 1 - s, is ~d.
+        ahead = Signal()
+        m.d.comb += ahead.eq(~p2_diff[-1])
+        in_order, ahead3, in_window = Signal(name="u_in_order"), Signal(), Signal()
+        bit_index = Signal(range(window))              # history bit of s: e - 1 - s
+        shift = Signal(range(window + 1))              # history shift when ahead: s - e + 1
+        jitter, first = Signal(32), Signal(name="u_first")
+        p3_valid = Signal()
+        m.d.sync += p3_valid.eq(p2_valid)
+        with m.If(p2_valid):
+            last = p2_state.last_lat
             m.d.sync += [
-                in_order.eq(diff == 0),
-                duplicate.eq(in_window & seen), reordered.eq(in_window & ~seen),
-                late.eq(~ahead & ~in_window),
-                lost_delta.eq(Mux(ahead, diff, Mux(in_window & ~seen, -1, 0))),
-                next_seq.eq(Mux(ahead, p1_seq + 1, r.next_seq)),
-                first.eq(r.rx_frames == 0),
-                lt_min.eq(p1_lat < r.lat_min), gt_max.eq(p1_lat > r.lat_max),
-                jitter.eq(Mux(p1_lat >= r.last_lat, p1_lat - r.last_lat, r.last_lat - p1_lat)),
-                square.eq(p1_lat * p1_lat),
+                in_order.eq(p2_diff == 0), ahead3.eq(ahead), in_window.eq(p2_diff >= (1 << SEQ_BITS) - window),
+                bit_index.eq(~p2_diff), shift.eq(Mux(p2_diff >= window, window, p2_diff[:len(shift)] + 1)),
+                jitter.eq(Mux(p1_lat >= last, p1_lat - last, last - p1_lat)), first.eq(~p2_state.seen),
             ]
-            with m.If(ahead):
-                m.d.sync += history.eq((r.history << shift)[:window] | 1)
-            with m.Elif(in_window):
-                m.d.sync += history.eq(r.history | (Const(1, window) << bit_index)[:window])
-            with m.Else():
-                m.d.sync += history.eq(r.history)
+
+        # Stage 3: the history: whether the number was seen, and the stream's new state.
+        seen = Signal()
+        new_seq = Signal(seq_layout)                   # the stream's state after the event
+        p4_valid = Signal()
+        m.d.sync += p4_valid.eq(p3_valid)
+        with m.If(p3_valid):
+            m.d.sync += [seen.eq(p2_state.history.bit_select(bit_index, 1)), new_seq.eq(p2_state)]
+            with m.If(~p1_err):
+                m.d.sync += [new_seq.next_seq.eq(Mux(ahead3, p1_seq + 1, p2_state.next_seq)),
+                             new_seq.last_lat.eq(p1_lat), new_seq.seen.eq(1)]
+                with m.If(ahead3):
+                    m.d.sync += new_seq.history.eq((p2_state.history << shift)[:window] | 1)
+                with m.Elif(in_window):
+                    m.d.sync += new_seq.history.eq(p2_state.history | (Const(1, window) << bit_index)[:window])
+        # Stage 4: the sequence counters' increments; the new state written back (the
+        # stream's next event comes 24 clocks later or more)
+        duplicate, reordered, late = (Signal(name=f"u_{k}") for k in ("duplicate", "reordered", "late"))
+        lost_delta = Signal(signed(SEQ_BITS))
+        with m.If(p4_valid):
+            m.d.sync += [
+                duplicate.eq(in_window & seen), reordered.eq(in_window & ~seen),
+                late.eq(~ahead3 & ~in_window),
+                lost_delta.eq(Mux(ahead3, p2_diff, Mux(in_window & ~seen, -1, 0))),
+            ]
+        # (its write port driven from registers, a clock after the write is decided)
+        seq_w_en, seq_w_addr, seq_w_data = Signal(), Signal(range(n)), Signal(seq_layout)
+        m.d.comb += [s_wr.addr.eq(seq_w_addr), s_wr.data.eq(seq_w_data), s_wr.en.eq(seq_w_en)]
+        m.d.sync += seq_w_en.eq(0)
+        with m.If(p4_valid):
+            m.d.sync += [seq_w_addr.eq(p1_entry), seq_w_data.eq(new_seq), seq_w_en.eq(1)]
+
+        # Stage 2 on: the update, one word per clock for ENTRY_WORDS clocks (``step``); the
+        # words that take the classification come after it is done.
+        updating = Signal()
+        step = Signal(range(ENTRY_WORDS))
+        with m.If(p1_valid):
+            m.d.sync += [updating.eq(1), step.eq(0)]
+        with m.Elif(updating):
+            m.d.sync += step.eq(step + 1)
+            with m.If(step == ENTRY_WORDS - 1):
+                m.d.sync += updating.eq(0)
+        step_word = Signal(4)                          # STEP_WORDS[step]
+        m.d.comb += step_word.eq(Mux(step[2] & step[3], step ^ 2, step))
+        assert all((k ^ 2 if k >= 12 else k) == w for k, w in enumerate(STEP_WORDS))
+
+        # The word pipeline, shared by the update, the clear sweep and the snapshot sweep: A
+        # decides the word, R addresses it (from registers), Q is the block RAM's read, C
+        # registers its data, copies it to the shadow if need be and adds, D works out the new
+        # word, W writes it.
+        NONE, EVENT, SWEEP, CLEAR = range(4)
+        a_op, a_copy = Signal(2), Signal()             # A: which word, decided
+        a_entry, a_word = Signal(range(n)), Signal(4)
+        r_op, r_copy, r_entry, r_word = Signal(2), Signal(), Signal(range(n)), Signal(4)
+        m.d.sync += [r_op.eq(a_op), r_copy.eq(a_copy), r_entry.eq(a_entry), r_word.eq(a_word)]
+        m.d.comb += rd.addr.eq(Cat(r_word, r_entry))   # R: the block RAM's address, from registers
+        q_op, q_copy, q_entry, q_word = Signal(2), Signal(), Signal(range(n)), Signal(4)
+        c_op, c_copy, c_entry, c_word = Signal(2), Signal(), Signal(range(n)), Signal(4)
+        d_op = Signal(2)
+        m.d.sync += [q_op.eq(r_op), q_copy.eq(r_copy), q_entry.eq(r_entry), q_word.eq(r_word),
+                     c_op.eq(q_op), c_copy.eq(q_copy), c_entry.eq(q_entry), c_word.eq(q_word)]
+        old = Signal(64)                               # C: the word as read
+        m.d.sync += old.eq(rd.data)
+        m.d.comb += [sw.addr.eq(Cat(c_word, c_entry)), sw.data.eq(old), sw.en.eq(c_copy)]
 
         # Sweeps: the clear sweep, and the snapshot sweep with its copy on write. Neither uses
-        # the live read port while an event is in the pipeline (busy).
+        # the pipeline while an update is in it, from its first read to its last write (busy,
+        # a register worked out a clock ahead: updating, or an update's word at Q, C or W).
+        # (The clear waits for the events taken in before it; a snapshot sweep's read during an
+        # event's first two clocks copies the word as it was, which is what the snapshot wants.)
         busy = Signal()
-        m.d.comb += busy.eq(accept | p1_valid | p2_valid)
-        clear_ptr = Signal(range(n))
+        m.d.sync += busy.eq(p1_valid | (updating & (step != ENTRY_WORDS - 1)) | updating
+                            | (r_op == EVENT) | (q_op == EVENT) | (c_op == EVENT) | (d_op == EVENT))
+        clear_entry, clear_word = Signal(range(n)), Signal(4)
         clear_go = Signal()
-        m.d.comb += clear_go.eq(self.clearing & ~p1_valid & ~p2_valid)
+        m.d.comb += clear_go.eq(self.clearing & ~busy)
         sweeping = Signal()
-        sweep_ptr = Signal(range(n))
+        sweep_entry, sweep_word = Signal(range(n)), Signal(4)
         sweep_go = Signal()
         m.d.comb += sweep_go.eq(sweeping & ~busy & ~self.snapshot & ~self.clear & ~self.clearing)
         copied = Signal(n)                             # entries whose shadow is final
         new_copied = Signal(n)
         m.d.comb += new_copied.eq(Mux(self.snapshot, 0, copied))
         m.d.sync += copied.eq(new_copied)
-        # an event written at the snapshot clock or the next was accepted before it: its write
-        # belongs in the snapshot, and the sweep copies the entry once the write is done
+        # an event whose update starts at the snapshot clock or the next was accepted before
+        # it: its update belongs in the snapshot, and the sweep copies the entry once it is done
         snapshot_d1 = Signal()
         m.d.sync += snapshot_d1.eq(self.snapshot)
         pre_snapshot = Signal()
@@ -240,70 +373,114 @@ class StreamStats(wiring.Component):
         with m.If(self.snapshot):
             m.d.sync += snap_empty.eq(self.clearing)
 
-        pending = Signal()                             # shadow[pending_addr] <- the read data
-        pending_addr = Signal(range(n))
-        m.d.sync += pending.eq(0)
-        m.d.comb += [sw.data.eq(r.as_value()[:ENTRY_BITS]), sw.addr.eq(Mux(pending, pending_addr, p1_entry)),
-                     self.copying.eq(sweeping | pending)]
-        with m.If(pending):
-            m.d.comb += sw.en.eq(1)
+        # an update copies the old words on write when its first step finds it needed
+        # (from the entry's copied flag as of stage 1, registered: the sweep may have copied it
+        # since, and copying it again copies the same words; a snapshot since is pre_snapshot)
+        cow, cow_held, p2_copied = Signal(), Signal(), Signal()
+        m.d.sync += p2_copied.eq(copied.bit_select(p1_entry, 1))
+        m.d.comb += cow.eq(Mux(step == 0, sweeping & ~p2_copied & ~pre_snapshot, cow_held))
+        m.d.comb += self.copying.eq(sweeping | (updating & cow) | r_copy | q_copy | c_copy)
 
-        # the live read port: clear sweep, event, snapshot sweep; held otherwise (stages 1, 2
-        # and the shadow copy use its data)
         with m.If(clear_go):
-            m.d.comb += rd.addr.eq(clear_ptr)
-            m.d.sync += [clear_ptr.eq(clear_ptr + 1), pending_addr.eq(clear_ptr)]
-            with m.If(copy_needed(clear_ptr) & ~snap_empty):
-                m.d.sync += [pending.eq(1), copied.eq(new_copied | (1 << clear_ptr))]
-            with m.If(clear_ptr == n - 1):
-                m.d.sync += self.clearing.eq(0)
-        with m.Elif(accept):
-            m.d.comb += rd.addr.eq(self.ev_sid[:self._index_bits])
+            m.d.comb += [a_op.eq(CLEAR), a_entry.eq(clear_entry), a_word.eq(clear_word),
+                         a_copy.eq(copy_needed(clear_entry) & ~snap_empty)]
+            m.d.sync += clear_word.eq(clear_word + 1)
+            with m.If(clear_word == 0):
+                m.d.sync += [seq_w_addr.eq(clear_entry), seq_w_data.eq(empty_seq), seq_w_en.eq(1)]
+            with m.If(clear_word == ENTRY_WORDS - 1):
+                m.d.sync += clear_entry.eq(clear_entry + 1)
+                with m.If(a_copy):
+                    m.d.sync += copied.eq(new_copied | (1 << clear_entry))
+                with m.If(clear_entry == n - 1):
+                    m.d.sync += self.clearing.eq(0)
+        with m.Elif(updating):
+            m.d.comb += [a_op.eq(EVENT), a_entry.eq(p1_entry), a_word.eq(step_word), a_copy.eq(cow)]
+            with m.If(step == 0):
+                m.d.sync += cow_held.eq(cow)
+                with m.If(cow):
+                    m.d.sync += copied.eq(new_copied | (1 << p1_entry))
         with m.Elif(sweep_go):
-            m.d.comb += rd.addr.eq(sweep_ptr)
-            m.d.sync += [sweep_ptr.eq(sweep_ptr + 1), pending_addr.eq(sweep_ptr)]
-            with m.If(copy_needed(sweep_ptr)):
-                m.d.sync += [pending.eq(1), copied.eq(new_copied | (1 << sweep_ptr))]
-            with m.If(sweep_ptr == n - 1):
-                m.d.sync += sweeping.eq(0)
-        with m.Else():
-            m.d.comb += rd.en.eq(0)
-
-        # the live write port: clear sweep, or stage 2 writing the updated entry back
-        with m.If(clear_go):
-            m.d.comb += [wr.addr.eq(clear_ptr), wr.data.eq(empty_live), wr.en.eq(1)]
-        with m.Elif(p2_valid):
-            m.d.comb += [wr.addr.eq(p1_entry), wr.en.eq(1), wr.data.eq(r)]
-            with m.If(copy_needed(p1_entry) & ~pre_snapshot):
-                m.d.comb += sw.en.eq(1)
-                m.d.sync += copied.eq(new_copied | (1 << p1_entry))
-            new = wr.data
-            with m.If(p1_err):
-                m.d.comb += new.fcs_errors.eq(r.fcs_errors + 1)
+            with m.If(copied.bit_select(sweep_entry, 1)):          # copied on write: skip it (never
+                # on a snapshot's clock: copied is new_copied)
+                m.d.sync += [sweep_entry.eq(sweep_entry + 1), sweep_word.eq(0)]
+                with m.If(sweep_entry == n - 1):
+                    m.d.sync += sweeping.eq(0)
             with m.Else():
-                m.d.comb += [
-                    new.rx_frames.eq(r.rx_frames + 1),
-                    new.rx_bytes.eq(r.rx_bytes + p1_bytes),
-                    new.in_order.eq(r.in_order + in_order),
-                    new.lost.eq(r.lost + lost_delta),
-                    new.duplicate.eq(r.duplicate + duplicate),
-                    new.out_of_order.eq(r.out_of_order + reordered),
-                    new.late.eq(r.late + late),
-                    new.first_rx_ns.eq(Mux(first, p1_rx, r.first_rx_ns)),
-                    new.last_rx_ns.eq(p1_rx),
-                    new.lat_min.eq(Mux(lt_min, p1_lat, r.lat_min)),
-                    new.lat_max.eq(Mux(gt_max, p1_lat, r.lat_max)),
-                    new.lat_sum.eq(r.lat_sum + p1_lat),
-                    new.lat_sq_sum.eq(r.lat_sq_sum + square),
-                    new.jitter_sum.eq(r.jitter_sum + Mux(first, 0, jitter)),
-                    new.next_seq.eq(next_seq),
-                    new.last_lat.eq(p1_lat),
-                    new.history.eq(history),
-                ]
+                m.d.comb += [a_op.eq(SWEEP), a_entry.eq(sweep_entry), a_word.eq(sweep_word), a_copy.eq(1)]
+                m.d.sync += sweep_word.eq(sweep_word + 1)
+                with m.If(sweep_word == ENTRY_WORDS - 1):
+                    m.d.sync += [sweep_entry.eq(sweep_entry + 1), copied.eq(new_copied | (1 << sweep_entry))]
+                    with m.If(sweep_entry == n - 1):
+                        m.d.sync += sweeping.eq(0)
+
+        # Q: what the word's update does, from the event held since stage 1
+        good = Signal()
+        m.d.comb += good.eq(~p1_err)
+        mode, addend, repl = Signal(3), Signal(64), Signal(64)
+        m.d.sync += [mode.eq(KEEP), addend.eq(0), repl.eq(0)]
+        with m.If(q_op == CLEAR):
+            m.d.sync += mode.eq(REPLACE)
+            with m.Switch(q_word):
+                for w, value in enumerate(EMPTY_WORDS):
+                    if value:
+                        with m.Case(w):
+                            m.d.sync += repl.eq(value)
+        with m.Elif(q_op == EVENT):
+            increments = {"rx_frames": good, "fcs_errors": p1_err, "in_order": good & in_order,
+                          "duplicate": good & duplicate, "out_of_order": good & reordered, "late": good & late}
+            with m.Switch(q_word):
+                for name, value in increments.items():
+                    with m.Case(_word(name)):
+                        m.d.sync += [mode.eq(ADD), addend.eq(value)]
+                for name, value in (("rx_bytes", p1_bytes), ("lost", lost_delta.as_signed()), ("lat_sum", p1_lat),
+                                    ("jitter_sum", Mux(first, 0, jitter)), ("lat_sq_sum", square.p)):
+                    with m.Case(_word(name)):
+                        m.d.sync += [mode.eq(ADD), addend.eq(Mux(good, value, 0))]
+                with m.Case(_word("first_rx_ns")):
+                    m.d.sync += [mode.eq(Mux(good & first, REPLACE, KEEP)), repl.eq(p1_rx)]
+                with m.Case(_word("last_rx_ns")):
+                    m.d.sync += [mode.eq(Mux(good, REPLACE, KEEP)), repl.eq(p1_rx)]
+                with m.Case(_word("lat_min")):
+                    m.d.sync += mode.eq(Mux(good, MINMAX, KEEP))
+                with m.Case(W_SQ_HI):
+                    m.d.sync += mode.eq(SEQ)
+                with m.Case(_word("last_lat")):
+                    m.d.sync += [mode.eq(Mux(good, REPLACE, KEEP)), repl.eq(p1_lat)]
+
+        # C: the sum, the comparisons (registered: a 64-bit carry chain behind the block RAM's
+        # register leaves no room for the choice after it)
+        total = Signal(65)
+        m.d.comb += total.eq(old + addend)
+        carry = Signal()                               # of the sum of squares' low word, for its high one
+        m.d.sync += carry.eq(total[64])
+        d_entry, d_word, d_mode = Signal(range(n)), Signal(4), Signal(3)
+        d_old, d_sum, d_repl = Signal(64), Signal(64), Signal(64)
+        d_seq_lo, d_lt, d_gt = Signal(32), Signal(), Signal()
+        m.d.sync += [d_op.eq(c_op), d_entry.eq(c_entry), d_word.eq(c_word), d_mode.eq(mode),
+                     d_old.eq(old), d_sum.eq(total[:64]), d_repl.eq(repl), d_seq_lo.eq(old[:32] + carry),
+                     d_lt.eq(p1_lat < old[:32]), d_gt.eq(p1_lat > old[32:])]
+        # D: the new word
+        new = Signal(64)
+        with m.Switch(d_mode):
+            with m.Case(ADD):
+                m.d.comb += new.eq(d_sum)
+            with m.Case(REPLACE):
+                m.d.comb += new.eq(d_repl)
+            with m.Case(MINMAX):
+                m.d.comb += new.eq(Cat(Mux(d_lt, p1_lat, d_old[:32]), Mux(d_gt, p1_lat, d_old[32:])))
+            with m.Case(SEQ):
+                m.d.comb += new.eq(Cat(d_seq_lo, new_seq.next_seq))
+            with m.Default():
+                m.d.comb += new.eq(d_old)
+        w_en, w_addr, w_data = Signal(), Signal(range(n * ENTRY_WORDS)), Signal(64)
+        m.d.sync += [w_en.eq((d_op == EVENT) | (d_op == CLEAR)), w_addr.eq(Cat(d_word, d_entry)), w_data.eq(new)]
+        m.d.comb += [wr.addr.eq(w_addr), wr.data.eq(w_data), wr.en.eq(w_en)]
 
         with m.If(self.snapshot):
-            m.d.sync += [sweeping.eq(1), sweep_ptr.eq(0), self.foreign_frames_snap.eq(self.foreign_frames),
+            m.d.sync += [sweeping.eq(1), sweep_entry.eq(0), sweep_word.eq(0),
+                         self.foreign_frames_snap.eq(self.foreign_frames + foreign_p1),
                          self.seq_errors_snap.eq(self.seq_errors + out_of_seq)]
         with m.If(self.clear):
-            m.d.sync += [self.clearing.eq(1), clear_ptr.eq(0), self.foreign_frames.eq(0), self.seq_errors.eq(0)]
+            m.d.sync += [self.clearing.eq(1), clear_entry.eq(0), clear_word.eq(0), self.foreign_frames.eq(0),
+                         self.seq_errors.eq(0)]
         return m

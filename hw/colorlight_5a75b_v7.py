@@ -72,7 +72,7 @@ BOARD = Board(
               "the LED), GND on J1 pin 4",
     uart_baud=1_000_000,
     config_preset="BOARD_25F",
-    default_seed=5,     # met timing: sys 129.2 MHz, 25 Nov (docs/performance.md)
+    default_seed=5,     # met timing: sys 127.7 MHz (docs/performance.md, per-stream statistics in block RAM)
     link_leds=(),
     loader_args=("-c", "ft232"),
     notes=("no on-board JTAG: openFPGALoader needs a JTAG adapter on J27 (TCK/TMS/TDI/TDO); "

@@ -49,7 +49,7 @@ from wirespeed.gateware.modifier import Modifier
 from wirespeed.gateware.port import HIST_BINS, TesterPort
 from wirespeed.gateware.prng import RandomRange
 from wirespeed.gateware.registers import CSRBusSignature, RegisterBank
-from wirespeed.gateware.replica import YOSYS_KEEP_REPLICAS
+from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ
 from wirespeed.gateware.responder import Responder
 from wirespeed.gateware.scheduler import StreamScheduler
 from wirespeed.gateware.stream_stats import StreamStats
@@ -195,7 +195,7 @@ def synthesise(name):
         sources, top = BLOCKS[name][1](outdir, f"bench_{name}")
         reads = "; ".join(f"read_rtlil {p.name}" if p.suffix == ".il" else f"read_verilog {p.name}"
                           for p in sources)
-        script = f"{reads}; {YOSYS_KEEP_REPLICAS}; synth_ecp5 -top {top}; tee -q -o stat.json stat -json"
+        script = f"{reads}; {YOSYS_AFTER_READ}; synth_ecp5 -top {top}; tee -q -o stat.json stat -json"
         proc = subprocess.run([YOSYS, "-q", "-l", "yosys.log", "-p", script], cwd=outdir,
                               capture_output=True, text=True)
         log = (outdir / "yosys.log").read_text() if (outdir / "yosys.log").exists() else ""

@@ -80,7 +80,7 @@ def time_block(name: str, *, seed: int, place_only: bool) -> dict:
         reads = "; ".join(f"read_rtlil {p.name}" if p.suffix == ".il" else f"read_verilog {p.name}"
                           for p in sources)
         proc = subprocess.run([br.YOSYS, "-q", "-l", "yosys.log", "-p",
-                               f"{reads}; {br.YOSYS_KEEP_REPLICAS}; synth_ecp5 -top {top} -json {top}.json"],
+                               f"{reads}; {br.YOSYS_AFTER_READ}; synth_ecp5 -top {top} -json {top}.json"],
                               cwd=outdir, capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"yosys failed on {name}:\n{proc.stderr[-3000:]}")

@@ -273,9 +273,9 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
         repr(config) if config is not None else "default (no TesterConfig)")
     log(f"elaborating {board.name} (tester config {config_name}, management {top.bridge_kind})")
     report_file = f"{TOP_NAME}_report.json"
-    from wirespeed.gateware.replica import YOSYS_KEEP_REPLICAS   # noqa: PLC0415
+    from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ   # noqa: PLC0415
 
-    plan = board.platform().build(top, name=TOP_NAME, do_build=False, script_after_read=YOSYS_KEEP_REPLICAS,
+    plan = board.platform().build(top, name=TOP_NAME, do_build=False, script_after_read=YOSYS_AFTER_READ,
                                   nextpnr_opts=f"--seed {seed} --timing-allow-fail --report {report_file}")
     for stale in (f"{TOP_NAME}.bit", f"{TOP_NAME}.timing-failed.bit", report_file, f"{TOP_NAME}.tim"):
         (out / stale).unlink(missing_ok=True)

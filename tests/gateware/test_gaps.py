@@ -303,7 +303,9 @@ def test_end_to_end_outage_through_analyzer():
         ctx.set(gen.clear, 1)
         await ctx.tick()
         ctx.set(gen.clear, 0)
-        await ctx.tick().repeat(20)
+        await ctx.tick().repeat(2)
+        while ctx.get(stats.clearing):                 # as TesterPort holds a START
+            await ctx.tick()
         ctx.set(gen.start, 1)
         await ctx.tick()
         ctx.set(gen.start, 0)

@@ -1,10 +1,14 @@
 """RegisterBank: word decode, read/write/strobe access, wide registers, and the map export."""
 
+import gc
 import json
+import warnings
 
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
+
+from bankbus import BankBus
 
 from wirespeed.gateware.registers import READ_LATENCY, WRITE_LATENCY, RegisterBank
 from wirespeed.gateware.regmap import RegisterMap
@@ -157,6 +161,44 @@ def test_read_write_memory_window(width):
     sim.add_clock(8e-9)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("width", [32, 128, 1024])
+def test_word_read_memory_window(width):
+    """A read-only window with ``word_reads``: the design sees the word's index in the window
+    and returns that 32-bit word two cycles later (a memory stored in narrow words, its output
+    registered); the host reads the same entries as from a whole-entry window."""
+    from amaranth.lib.memory import Memory
+
+    bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+    bank.add("a.before", 8, "rw")
+    win = bank.add_memory("a.table", width, 4, word_reads=True)
+    rmap = bank.register_map()
+    reg = rmap["a.table"]
+    values = [(0x0123456789ABCDEF * (i + 3) ** 9) % (1 << width) for i in range(4)]
+    words = [w for value in values for w in reg.split(value)]
+    assert len(win.data) == 32 and len(win.addr) == (len(words) - 1).bit_length()
+    m = Module()
+    m.submodules.bank = bank
+    m.submodules.mem = mem = Memory(shape=32, depth=len(words), init=words)
+    rp = mem.read_port()
+    m.d.comb += rp.addr.eq(win.addr)
+    m.d.sync += win.data.eq(rp.data)            # WORD_READ_LATENCY: a register behind the RAM
+
+    async def bench(ctx):
+        assert await BankBus(bank.bus, rmap).read_entries(ctx, "a.table", 0, 4) == values
+
+    sim = Simulator(m)
+    sim.add_clock(8e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # the bank is never elaborated
+        bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+        with pytest.raises(ValueError, match="word_reads windows are read-only"):
+            bank.add_memory("a.t", 64, 4, access="rw", word_reads=True)
+        del bank
+        gc.collect()
 
 
 def test_pipelined_bus_serves_a_strobe_every_cycle():

@@ -15,7 +15,7 @@ from amaranth.sim import Simulator
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import LAT_LAST_BIT, Analyzer
 from wirespeed.gateware.stream_stats import (
-    ENTRY_BITS, MIN_EVENT_SPACING, STATS_FIELDS, StreamStats, empty_entry, unpack_entry)
+    ENTRY_BITS, ENTRY_WORDS, MIN_EVENT_SPACING, READ_LATENCY, READ_WORDS, STATS_FIELDS, StreamStats, empty_entry, unpack_entry)
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -33,9 +33,10 @@ class StatsModel:
         self.entries = [empty_entry() for _ in range(self.n)]
         self.seen = [{(-k) & M32 for k in range(1, self.window + 1)} for _ in range(self.n)]
         self.foreign = 0
+        self.seq_errors = 0
 
     def snapshot(self):
-        return copy.deepcopy(self.entries), self.foreign
+        return copy.deepcopy(self.entries), self.foreign, self.seq_errors
 
     def event(self, fcs_err, sid, seq, lat, rx_ns, nbytes):
         if sid >> self.bits != self.group:
@@ -46,6 +47,7 @@ class StatsModel:
         if fcs_err:
             e["fcs_errors"] += 1
             return
+        self.seq_errors += seq != e["next_seq"]
         if e["rx_frames"] == 0:
             e["first_rx_ns"] = rx_ns
         else:
@@ -163,16 +165,28 @@ class Driver:
         while self.ctx.get(self.dut.copying) or self.ctx.get(self.dut.clearing):
             await self.cycle()
 
+    async def read_entry(self, index):
+        """One shadow entry, read a 32-bit word per clock as the register bank does (each
+        word READ_LATENCY clocks after its address)."""
+        value = 0
+        addrs = [index * READ_WORDS + k for k in range(READ_WORDS)]
+        for k, addr in enumerate(addrs + [addrs[-1]] * (READ_LATENCY - 1)):
+            data = await self.cycle(read_addr=addr)
+            if k >= READ_LATENCY - 1:
+                value |= data << (32 * (k - READ_LATENCY + 1))
+        return unpack_entry(value)
+
     async def read_shadow(self):
-        return [unpack_entry(await self.cycle(read_addr=i)) for i in range(self.model.n)]
+        return [await self.read_entry(i) for i in range(self.model.n)]
 
     async def check(self):
         """Snapshot now, and the shadow must be the model."""
         await self.cycle(snapshot=True)
         await self.settle()
-        entries, foreign = self.snapshots[-1]
+        entries, foreign, seq_errors = self.snapshots[-1]
         assert await self.read_shadow() == entries
         assert self.ctx.get(self.dut.foreign_frames_snap) == foreign
+        assert self.ctx.get(self.dut.seq_errors_snap) == seq_errors
 
 
 def simulate(dut, bench):
@@ -203,7 +217,7 @@ def test_random_events_match_model(n_streams, window):
         drv = Driver(ctx, dut, model)
         for ev in events:
             await drv.cycle(ev)
-            await drv.idle(rng.choice([MIN_EVENT_SPACING - 1, 4, 20]))
+            await drv.idle(rng.choice([MIN_EVENT_SPACING - 1, MIN_EVENT_SPACING, 40]))
         await drv.idle(3)
         await drv.check()
         assert ctx.get(dut.foreign_frames) == model.foreign > 0
@@ -262,7 +276,7 @@ def test_snapshot_consistent_under_load():
     rng = random.Random(7)
     dut = StreamStats()
     model = StatsModel(16, 32, 3)
-    events = make_events(rng, 16, 3, per_stream=300, foreign_groups=(4,))
+    events = make_events(rng, 16, 3, per_stream=1200, foreign_groups=(4,))
     hot = [dict(ev, sid=3 << 4 | rng.choice([0, 1, 15])) if ev["sid"] >> 4 == 3 else ev for ev in events]
     spacing = MIN_EVENT_SPACING
 
@@ -273,27 +287,37 @@ def test_snapshot_consistent_under_load():
 
         async def hammer_and_read():
             """Events every `spacing` clocks; read the shadow as soon as it is complete."""
-            got, i, clocks = {}, 0, 0
-            while len(got) < 16:
+            got, i, clocks, issued = {}, 0, 0, []
+            words = 16 * READ_WORDS
+            while len(got) < words:
                 complete = not ctx.get(dut.copying)
                 data = await drv.cycle(next(stream) if clocks % spacing == 0 else None, read_addr=i)
                 clocks += 1
-                if complete:
-                    got[i] = unpack_entry(data)
+                issued.append(i if complete else None)         # the word this clock's address reads
+                if len(issued) >= READ_LATENCY and issued[-READ_LATENCY] is not None:
+                    got[issued[-READ_LATENCY]] = data
+                if complete and i < words - 1:
                     i += 1
-            assert clocks <= 16 * spacing + 16 + 2          # the sweep gets the free clocks
+            # the sweep gets the free clocks between updates: at least one word per event
+            assert clocks <= 16 * ENTRY_WORDS * spacing + words
             await drv.idle(spacing - 1)
-            entries, foreign = drv.snapshots[-1]
-            assert [got[i] for i in range(16)] == entries
+            entries, foreign, seq_errors = drv.snapshots[-1]
+            assert [unpack_entry(sum(got[e * READ_WORDS + k] << (32 * k) for k in range(READ_WORDS)))
+                    for e in range(16)] == entries
             assert ctx.get(dut.foreign_frames_snap) == foreign
+            assert ctx.get(dut.seq_errors_snap) == seq_errors
 
         for phase in range(2 * spacing):
             for _ in range(rng.randrange(5, 40)):
                 await drv.cycle(next(stream))
                 await drv.idle(spacing - 1)
-            # the snapshot comes `phase % spacing` clocks after an event (0: on its clock)
+            # the snapshot comes `phase % spacing` clocks after an event (0: on its clock), one
+            # of this group, then one of another (foreign_frames)
+            ev = next(stream)
+            if phase >= spacing:
+                ev = dict(ev, sid=4 << 4 | ev["sid"] & 15)
             for k in range(spacing):
-                await drv.cycle(next(stream) if k == 0 else None, snapshot=k == phase % spacing)
+                await drv.cycle(ev if k == 0 else None, snapshot=k == phase % spacing)
             await hammer_and_read()
         # a second snapshot while the first is being swept
         await drv.cycle(next(stream), snapshot=True)
@@ -328,15 +352,17 @@ def test_clear():
                 await drv.cycle(snapshot=True)
             await drv.cycle(next(stream))                 # an event still in the pipeline
             await drv.cycle(clear=True, snapshot=when == "with")
-            for k in range(24):                           # events while clearing are dropped
+            # events while clearing are dropped (the clear waits for the update in progress)
+            for k in range(dut.clear_clocks + 24):
                 await drv.cycle(next(stream) if k % MIN_EVENT_SPACING == 0 else None,
                                 snapshot=when == "during" and k == 7)
             assert not ctx.get(dut.clearing)
             await drv.settle()
-            entries, foreign = drv.snapshots[-1] if when != "alone" else ([], 0)
+            entries, foreign, seq_errors = drv.snapshots[-1] if when != "alone" else ([], 0, 0)
             if when != "alone":
                 assert await drv.read_shadow() == entries
                 assert ctx.get(dut.foreign_frames_snap) == foreign
+                assert ctx.get(dut.seq_errors_snap) == seq_errors
                 assert (entries == [empty_entry()] * 16) == (when == "during")
             await drv.check()
         for _ in range(30):
@@ -408,9 +434,12 @@ def test_analyzer_feeds_stream_stats():
             await ctx.tick()
         got = []
         for i in range(16):
-            ctx.set(stats.read_addr, i)
-            await ctx.tick()
-            got.append(unpack_entry(ctx.get(stats.read_data)))
+            value = 0
+            for k in range(READ_WORDS):
+                ctx.set(stats.read_addr, i * READ_WORDS + k)
+                await ctx.tick().repeat(READ_LATENCY)
+                value |= ctx.get(stats.read_data) << (32 * k)
+            got.append(unpack_entry(value))
         assert got == model.entries
         assert ctx.get(stats.foreign_frames_snap) == model.foreign == 4
         foreign_good = sum(1 for sid, _, _, error in frames if sid == 0x999 and not error)

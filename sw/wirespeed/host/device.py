@@ -716,6 +716,13 @@ class Device:
         fields per :data:`wirespeed.gateware.stream_stats.STATS_FIELDS` (docs/analyzer.md)."""
         from wirespeed.gateware.stream_stats import unpack_entry
         self._check_port(port)
+        # the gateware copies the snapshot into the window after the command (a few us)
+        copying = f"p{port}.ana.streams_copying"
+        if copying in self.regmap:
+            now = self.read_many([copying, "time.ns"])
+            if now[copying]:
+                self.wait_until([copying], lambda v: not v[copying], expected_ns=now["time.ns"],
+                                deadline_ns=now["time.ns"] + 10_000_000)
         return [unpack_entry(value) for value in self.read_memory(f"p{port}.ana.streams")]
 
     def read_stream_tx(self, port: int) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ import socket
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import STATE_DONE, TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST, capture_model
 from wirespeed.gateware.port import RX_PIPELINE_NS
-from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry, unpack_entry
+from wirespeed.gateware.stream_stats import ENTRY_WORDS, STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.streams import PortProgram, StreamSpec, expected_frames
 
 from csr import Csr, pulse, start
@@ -70,7 +70,7 @@ class Bench:
 
     async def clear(self):
         await pulse(self.dut, "clear")
-        await ClockCycles(self.dut.clk, 40)      # the statistics' clear sweep
+        await ClockCycles(self.dut.clk, 16 * ENTRY_WORDS + 40)      # the statistics' clear sweep
         self.rx_ts.clear()
 
     async def send(self, frames):
@@ -92,7 +92,7 @@ class Bench:
 
     async def stream_entries(self, indices=range(16)):
         await pulse(self.dut, "snapshot")
-        await ClockCycles(self.dut.clk, 80)      # the snapshot sweep
+        await ClockCycles(self.dut.clk, 16 * ENTRY_WORDS + 40)      # the snapshot sweep
         entries = {i: unpack_entry(await self.csr.read_entry("ana.streams", i)) for i in indices}
         return entries, await self.csr.read("ana.foreign_frames"), await self.csr.read("ana.stats_seq_errors")
 

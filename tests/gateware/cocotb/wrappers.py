@@ -127,7 +127,7 @@ class RxTop(wiring.Component):
         self.ana_regs = {name: bank.add(f"ana.{name}", bits, "r") for name, bits in ANA_COUNTERS}
         self.foreign = bank.add("ana.foreign_frames", 64, "r")
         self.stats_seq_errors = bank.add("ana.stats_seq_errors", 64, "r")
-        self.streams_win = bank.add_memory("ana.streams", 1024, 16)
+        self.streams_win = bank.add_memory("ana.streams", 1024, 16, word_reads=True)
         self.resp = Responder(bank, "p0")
         self.cap = Capture(bank, "p0")
         self.rmap = bank.register_map()
