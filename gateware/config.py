@@ -75,7 +75,10 @@ class TesterConfig:
       each of the stream group's first ``hist_streams`` streams, a power of two from 1 to 16;
     * ``stream_stats``: per-stream receive statistics of the stream group (``pN.ana.streams``,
       the port's sequence-error count and the gap/loss tracker's input);
-    * ``responder``: the ARP / neighbour discovery responder (``pN.arp.*``);
+    * ``responder``: the ARP / neighbour discovery responder (``pN.arp.*``) of each port with
+      an analyzer (every port in the full tester). A port that only sends is never the
+      destination of the DUT's traffic, so the DUT never resolves its addresses: a one-way
+      build answers ARP/ND on its receiving port only;
     * ``capture``: frame capture (``pN.cap.*``) of ``capture_words`` 32-bit data words
       (a power of two from 256 to 65536) and ``capture_frames`` index entries (a power of two
       from 1 to 65536);
@@ -126,6 +129,10 @@ class TesterConfig:
         """Whether port ``port`` has an analyzer (ports beyond the masks: yes)."""
         return port >= ROLE_PORTS or bool(self.analyzers >> port & 1)
 
+    def has_responder(self, port: int) -> bool:
+        """Whether port ``port`` has the ARP/ND responder: a build with it, a port with an analyzer."""
+        return self.responder and self.has_analyzer(port)
+
     def word(self) -> int:
         """The 32-bit ``id.config`` word (see the module's docstring)."""
         return pack_fields(WORD_FIELDS, {
@@ -174,7 +181,7 @@ SIM = TesterConfig()
 #: the ports, the MACs and the board's management logic leave room to route at 125 MHz: 8
 #: streams without field modifiers (each modifier is ~1.5k LUT sites with its registers), one
 #: latency histogram, no per-stream receive statistics (~2.4k LUT sites and 4 DP16KD in block
-#: RAM: with them on port 1 the build routes at 123.8 MHz, not yet 125), no ARP/ND responder
+#: RAM: with them on port 1 the build routes at 121-124 MHz at best, 65 % full), no ARP/ND responder
 #: (~2.9k per port: give the DUT static ARP/ND entries) and no capture. Figures in
 #: docs/performance.md.
 BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,

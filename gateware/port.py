@@ -87,7 +87,7 @@ class TesterPort(wiring.Component):
         # (the order of the registers is the full tester's map: its addresses do not move)
         if self._has_ana:
             self._add_analyzer_config(bank, p, config)
-        self._resp = Responder(bank, p) if config.responder else None
+        self._resp = Responder(bank, p) if config.has_responder(index) else None
         self._cap = Capture(bank, p, data_words=config.capture_words,
                             max_frames=config.capture_frames) if config.capture else None
         if self._has_ana:

@@ -2,7 +2,7 @@
 achieved Fmax of every clock against 125 MHz, and utilisation (LUT4, FF, block RAM, DSP).
 
     python sim/bench/bench_board_build.py [--board colorlight-5a-75b-v7] [--seed N]
-                                          [--config PRESET|minimal] [--out DIR]
+                                          [--config PRESET[+BLOCK...]|minimal] [--out DIR]
     python sim/bench/bench_board_build.py --from-dir DIR    # figures of a finished build
     python sim/bench/bench_board_build.py --part 45k --router router2   # diagnostic
     python sim/bench/bench_board_build.py --from-dir DIR --blocks 3     # logic per block
@@ -27,6 +27,7 @@ the figures are printed and the exit code is 1. Takes 5 to 40 minutes on 2 cores
 """
 
 import argparse
+import dataclasses
 import json
 import re
 import sys
@@ -48,9 +49,14 @@ def _config(name):
     if name == "minimal":
         return TesterConfig(n_streams=2, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,
                             capture=False)
-    if name not in PRESETS:
-        raise SystemExit(f"--config: one of {', '.join([*PRESETS, 'minimal'])}, not {name!r}")
-    return PRESETS[name]
+    base, *blocks = name.split("+")
+    if base not in PRESETS:
+        raise SystemExit(f"--config: one of {', '.join([*PRESETS, 'minimal'])} (then +block...), not {name!r}")
+    optional = ("stream_stats", "responder", "capture")
+    for block in blocks:
+        if block not in optional:
+            raise SystemExit(f"--config: +{block}: the blocks a preset may add are {', '.join(optional)}")
+    return dataclasses.replace(PRESETS[base], **{block: True for block in blocks})
 
 
 def _pnr_args(argv, part, router):
@@ -151,7 +157,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", default="colorlight-5a-75b-v7")
     ap.add_argument("--seed", type=int, default=None, help="nextpnr's seed (default: the board's)")
-    ap.add_argument("--config", default=None, help="board_25f, board_45f, sim or minimal (default: the board's)")
+    ap.add_argument("--config", default=None,
+                    help="board_25f, board_45f, sim or minimal (default: the board's), a preset with optional "
+                         "blocks added: board_25f+stream_stats+responder")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--from-dir", type=Path, default=None, help="only print the figures of this build folder")
     ap.add_argument("--part", choices=["25k", "45k"], default=None,

@@ -518,8 +518,8 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
         ports = sorted(result.addresses)
         self.progress.console.print(
             f"learning: ports {', '.join(map(str, ports))}: gratuitous ARP "
-            f"{'/'.join(str(result.gratuitous_arp[p]) for p in ports)}, unsolicited NA "
-            f"{'/'.join(str(result.unsolicited_na[p]) for p in ports)}, learning frames "
+            f"{'/'.join(str(result.gratuitous_arp.get(p, '-')) for p in ports)}, unsolicited NA "
+            f"{'/'.join(str(result.unsolicited_na.get(p, '-')) for p in ports)}, learning frames "
             f"{'/'.join(str(result.learning_frames[p]) for p in ports)} sent, settle "
             f"{format_duration(result.settle_ns)}", highlight=False, soft_wrap=True)
 

@@ -1,6 +1,7 @@
 """Runs the cocotb tests of the tester in its board configurations (cocotb/board_top.py) in
 Verilator: the configuration word, the map hash and a stream through a cable."""
 
+import dataclasses
 import os
 
 import pytest
@@ -16,7 +17,13 @@ from wirespeed.sim.toolchain import cache_dir, verilator_env
 HERE = os.path.join(os.path.dirname(__file__), "cocotb")
 
 
-@pytest.fixture(scope="module", params=["board_25f", "board_45f"])
+#: builds under test: the presets, and the 25F's one-way build with the responder (on its
+#: receiving port only), by id.config word
+BUILDS = {"board_25f": PRESETS["board_25f"], "board_45f": PRESETS["board_45f"],
+          "one_way_responder": dataclasses.replace(PRESETS["board_25f"], responder=True)}
+
+
+@pytest.fixture(scope="module", params=list(BUILDS))
 def board_build(request):
     os.environ.update(verilator_env())
     name = request.param
@@ -24,7 +31,7 @@ def board_build(request):
     src = build_dir / "src"
     src.mkdir(parents=True, exist_ok=True)
     sources = [src / f"{SIM_TOP}.v", src / f"{MAC_MODULE}.v"]
-    sources[0].write_text(verilog.convert(SimTop(config=PRESETS[name]), name=SIM_TOP, emit_src=False))
+    sources[0].write_text(verilog.convert(SimTop(config=BUILDS[name]), name=SIM_TOP, emit_src=False))
     sources[1].write_text(mac_verilog())
     runner = get_runner("verilator")
     runner.build(sources=sources, hdl_toplevel=SIM_TOP, build_dir=build_dir,
@@ -32,8 +39,13 @@ def board_build(request):
     return name, runner, build_dir
 
 
-@pytest.mark.parametrize("case", ["reports_its_configuration", "carries_a_stream_from_port_0_to_port_1"])
+@pytest.mark.parametrize("case", ["reports_its_configuration", "carries_a_stream_from_port_0_to_port_1",
+                                  "receiving_port_answers_arp"])
 def test_board_top(board_build, case):
     name, runner, build_dir = board_build
+    config = BUILDS[name]
+    if case == "receiving_port_answers_arp" and not config.responder:
+        pytest.skip(f"{name} is built without the ARP/ND responder")
+    ws_config = name if name in PRESETS else hex(config.word())
     runner.test(hdl_toplevel=SIM_TOP, test_module="board_top", testcase=case, test_dir=HERE,
-                build_dir=build_dir, extra_env={"WS_CONFIG": name, "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+                build_dir=build_dir, extra_env={"WS_CONFIG": ws_config, "PYTHONWARNINGS": "ignore::DeprecationWarning"})

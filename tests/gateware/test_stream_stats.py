@@ -189,11 +189,24 @@ class Driver:
         assert self.ctx.get(self.dut.seq_errors_snap) == seq_errors
 
 
-def simulate(dut, bench):
+def simulate(dut, bench, stats=None):
+    """Run ``bench``; on every clock of the statistics ``stats`` (``dut`` unless given), a write to the shadow must come while ``copying`` is high
+    (the host reads the shadow whenever it is low: a word still to be written would be stale,
+    and a read of it on its write's clock would break the memory's no-collision promise)."""
+    writes = []
+    stats = stats or dut
+
+    async def watch(ctx):
+        async for _, _, shadow_write, copying in ctx.tick().sample(stats._shadow_write, stats.copying):
+            writes.append(bool(copying) if shadow_write else True)
+            assert writes[-1], "a shadow write while copying is low"
+
     sim = Simulator(dut)
     sim.add_clock(8e-9)
+    sim.add_process(watch)
     sim.add_testbench(bench)
     sim.run()
+    assert writes, "the watch saw no clock"
 
 
 def test_entry_layout():
@@ -285,15 +298,18 @@ def test_snapshot_consistent_under_load():
         drv = Driver(ctx, dut, model)
         stream = iter(hot)
 
-        async def hammer_and_read():
-            """Events every `spacing` clocks; read the shadow as soon as it is complete."""
+        async def hammer_and_read(backwards=False):
+            """Events every `spacing` clocks; read the shadow as soon as it is complete (from
+            the last word on, ``backwards``: the last entry's words the first clock the shadow
+            says it is complete, while a copy on write of it may just have ended)."""
             got, i, clocks, issued = {}, 0, 0, []
             words = 16 * READ_WORDS
             while len(got) < words:
                 complete = not ctx.get(dut.copying)
-                data = await drv.cycle(next(stream) if clocks % spacing == 0 else None, read_addr=i)
+                addr = words - 1 - i if backwards else i
+                data = await drv.cycle(next(stream) if clocks % spacing == 0 else None, read_addr=addr)
                 clocks += 1
-                issued.append(i if complete else None)         # the word this clock's address reads
+                issued.append(addr if complete else None)      # the word this clock's address reads
                 if len(issued) >= READ_LATENCY and issued[-READ_LATENCY] is not None:
                     got[issued[-READ_LATENCY]] = data
                 if complete and i < words - 1:
@@ -318,7 +334,7 @@ def test_snapshot_consistent_under_load():
                 ev = dict(ev, sid=4 << 4 | ev["sid"] & 15)
             for k in range(spacing):
                 await drv.cycle(ev if k == 0 else None, snapshot=k == phase % spacing)
-            await hammer_and_read()
+            await hammer_and_read(backwards=phase % 2 == 1)
         # a second snapshot while the first is being swept
         await drv.cycle(next(stream), snapshot=True)
         await drv.idle(spacing - 1)
@@ -445,4 +461,4 @@ def test_analyzer_feeds_stream_stats():
         foreign_good = sum(1 for sid, _, _, error in frames if sid == 0x999 and not error)
         assert ctx.get(ana.rx_frames) == sum(e["rx_frames"] for e in got) + foreign_good
 
-    simulate(m, bench)
+    simulate(m, bench, stats)

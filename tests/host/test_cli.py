@@ -113,7 +113,10 @@ def test_unreachable_serial_target(capsys, tmp_path):
 
 @pytest.mark.parametrize("word, args, field, message", [
     (0, [], "--target", "id.config is 0: the gateware predates id.config"),
-    (BOARD_25F.word(), [], "--learning", "built without the ARP/ND responder, which the learning phase needs"),
+    (dataclasses.replace(BOARD_25F, responder=False).word(), [], "--learning",
+     "built without the ARP/ND responder, which the learning phase needs"),
+    (dataclasses.replace(BOARD_25F, stream_stats=False).word(), ["--no-learning", "--tests", "throughput,system-recovery"],
+     "--tests", "built without per-stream receive statistics, which system-recovery needs"),
     (BOARD_45F.word(), ["--tests", "throughput,system-recovery"], "--tests",
      "built without per-stream receive statistics, which system-recovery needs"),
 ])
@@ -128,28 +131,32 @@ def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, wo
     assert message in err and not (tmp_path / "r").exists()
 
 
-def test_a_board_build_runs_what_it_can(capsys, tmp_path):
-    """The 25F build (one way, neither per-stream statistics nor responder) runs throughput
-    with --no-learning; the results say that sequence errors were not counted. (A register
-    file sends no frame: every trial fails, as in the register-file test below.)"""
-    rmap = build_register_map(BOARD_25F)
+@pytest.mark.parametrize("stream_stats", [True, False])
+def test_a_board_build_runs_what_it_can(capsys, tmp_path, stream_stats):
+    """The 25F build (one way) runs throughput with --no-learning, and so does one without
+    per-stream statistics, whose results say that sequence errors were not counted. (A
+    register file sends no frame: every trial fails, as in the register-file test below.)"""
+    config = dataclasses.replace(BOARD_25F, stream_stats=stream_stats)
+    rmap = build_register_map(config)
     with EtherboneServer() as server:
-        serve_identity(server, rmap, **{"id.config": BOARD_25F.word()})
+        serve_identity(server, rmap, **{"id.config": config.word()})
         code, out, err = run(capsys, "rfc2544", "--target", server.url, "--no-learning", "--dut", "a cable",
                              "--out", str(tmp_path), "--json", *FAST)
     assert code == 0, err
     record = json.loads(out)
     assert record["status"] == "complete"
-    assert any(note.startswith("sequence errors not counted") for note in record["notes"])
+    noted = any(note.startswith("sequence errors not counted") for note in record["notes"])
+    assert noted == (not stream_stats), record["notes"]
 
 
 def test_calibration_runs_on_a_board_build(capsys, tmp_path):
-    """calibrate reads neither the per-stream statistics nor the responder, so the 25F board's
-    build (one way, neither block) is not refused: against a register file it gets as far as
+    """calibrate reads neither the per-stream statistics nor the responder, so a one-way
+    board build without either is not refused: against a register file it gets as far as
     its first trial, which receives nothing (a tester with a cable would)."""
-    rmap = build_register_map(BOARD_25F)
+    config = dataclasses.replace(BOARD_25F, stream_stats=False, responder=False)
+    rmap = build_register_map(config)
     with EtherboneServer() as server:
-        serve_identity(server, rmap, **{"id.config": BOARD_25F.word()})
+        serve_identity(server, rmap, **{"id.config": config.word()})
         code, out, err = run(capsys, "calibrate", "--target", server.url, "--sizes", "64",
                              "--trial-duration", "2us", "--wait", "1us", "--out", str(tmp_path / "cal.json"))
     assert code == 1 and out == ""       # a measurement that failed, not a refused input

@@ -1,13 +1,17 @@
 """The learning phase (RFC 2544 section 23): addresses, ARP/ND answering, gratuitous ARP,
 unsolicited NA, learning frames, settle wait; against the register file."""
 
+import dataclasses
 from ipaddress import IPv4Address, IPv6Address
 
 import pytest
 from fakes import FakeTester
 
-from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP
-from wirespeed.host.device import Flow, FrameSpec, PortAddress
+from wirespeed.gateware.config import BOARD_25F
+from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
+from wirespeed.gateware.top import build_register_map
+from wirespeed.host.device import Device, Flow, FrameSpec, PortAddress
+from wirespeed.host.transport import FakeTransport
 from wirespeed.rfc2544.throughput import LearningConfig, ThroughputConfig, run_throughput
 
 
@@ -73,6 +77,36 @@ def test_no_learning_frames_still_announces(device, fake):
     result = device.learn(flows(), frames=0, settle_ns=1000, answer_nd=False)
     assert fake.get("p0.arp.enable") == 1 and result.gratuitous_arp == {0: 1, 1: 1}
     assert ("ctrl.cmd", CMD_START) not in fake.strobes
+
+
+def test_one_way_build_announces_from_its_receiving_port_only():
+    """A one-way build (port 0 sends, port 1 receives, the responder on port 1 only): the
+    addresses and answering go to port 1's responder, only port 1 announces itself, only
+    port 0 sends learning frames; the result names the responder's figures for port 1 only."""
+    config = dataclasses.replace(BOARD_25F, responder=True)
+    regmap = build_register_map(config)
+    assert "p1.arp.mac" in regmap and "p0.arp.mac" not in regmap
+    fake = FakeTransport(regmap)
+    for name, value in {"id.magic": MAGIC, "id.version": 0x000100, "id.map_hash": regmap.hash,
+                        "id.clk_hz": regmap.clk_hz, "id.n_ports": regmap.n_ports, "id.config": config.word()}.items():
+        fake.set(name, value)
+
+    def on_strobe(name, value):
+        if name == "p1.arp.cmd":
+            fake.set("p1.arp.arp_replies", fake.get("p1.arp.arp_replies") + (value & 1))
+            fake.set("p1.arp.na_sent", fake.get("p1.arp.na_sent") + (value >> 1 & 1))
+        if name == "ctrl.cmd" and value & CMD_START:
+            fake.set("p0.gen.tx_frames", 4)
+            fake.set("p1.ana.rx_frames", 4)
+    fake.on_strobe.append(on_strobe)
+    device = Device(fake, regmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
+    result = device.learn(flows(), frames=4, settle_ns=10_000, rate_fps=10_000)
+    assert fake.get("p1.arp.mac") == 0x020000000002 and fake.get("p1.arp.enable") == 3
+    ctrl = [(n, v) for n, v in fake.strobes if n != "ctrl.cmd" or v != CMD_STOP]
+    assert ctrl == [("ctrl.cmd", CMD_CLEAR), ("p1.arp.cmd", 3), ("ctrl.cmd", CMD_START), ("ctrl.cmd", CMD_SNAPSHOT)]
+    assert result.gratuitous_arp == {1: 1} and result.unsolicited_na == {1: 1}
+    assert result.arp_requests == {1: 0} and result.ns_received == {1: 0}
+    assert result.learning_frames == {0: 4, 1: 0} and result.learning_frames_received == {0: 0, 1: 4}
 
 
 class LearningTester(FakeTester):

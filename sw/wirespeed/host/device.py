@@ -490,7 +490,8 @@ class LearningResult(BaseModel):
     answer_arp: bool
     answer_nd: bool
     gratuitous_arp: dict[int, int] = Field(description="ARP frames sent during the phase: the announcement "
-                                                       "(gratuitous ARP) and any replies (pN.arp.arp_replies)")
+                                                       "(gratuitous ARP) and any replies (pN.arp.arp_replies); "
+                                                       "ports with a responder only, as the three below")
     unsolicited_na: dict[int, int] = Field(description="neighbour advertisements sent during the phase: the "
                                                        "unsolicited one and any solicited (pN.arp.na_sent)")
     learning_frames: dict[int, int] = Field(description="learning (test) frames sent per port")
@@ -785,6 +786,11 @@ class Device:
         """Whether port ``port`` of this build has an analyzer (``pN.ana.*``)."""
         return f"p{port}.ana.rx_frames" in self.regmap
 
+    def has_responder(self, port: int) -> bool:
+        """Whether port ``port`` of this build has the ARP/ND responder (``pN.arp.*``: a build
+        with the responder, on the ports that receive)."""
+        return f"p{port}.arp.mac" in self.regmap
+
     def counts_sequence_errors(self, port: int) -> bool:
         """Whether port ``port``'s analyzer counts sequence errors (``pN.ana.seq_errors``: a build
         with per-stream receive statistics)."""
@@ -1011,13 +1017,17 @@ class Device:
     def configure_addresses(self, addresses: Mapping[int, PortAddress], *, answer_arp: bool = True,
                             answer_nd: bool = True) -> None:
         """Set each port's own addresses (``pN.arp.mac/ipv4/ipv6``) and whether it answers ARP
-        requests and IPv6 neighbour solicitations for them (``pN.arp.enable``)."""
+        requests and IPv6 neighbour solicitations for them (``pN.arp.enable``); a port without
+        a responder in this gateware has no such registers (its addresses are only in the
+        frames it sends)."""
         enable = (1 if answer_arp else 0) | (2 if answer_nd else 0)
         values: dict[str, int] = {}
         for port, address in sorted(addresses.items()):
             self._check_port(port)
-            values |= address.registers(port) | {f"p{port}.arp.enable": enable}
-        self.write_many(values)
+            if self.has_responder(port):
+                values |= address.registers(port) | {f"p{port}.arp.enable": enable}
+        if values:
+            self.write_many(values)
 
     def read_responder(self, ports: Sequence[int]) -> dict[int, dict[str, int]]:
         """The ARP/ND responder counters of ``ports`` (live, zeroed by CLEAR), in one transaction;
@@ -1035,7 +1045,8 @@ class Device:
               answer_arp: bool = True, answer_nd: bool = True) -> LearningResult:
         """The learning phase before the first trial: configure the addresses of every port the
         flows use (``addresses``, else the defaults) and ARP/ND answering, send a gratuitous ARP
-        (RFC 5227 announcement) and an unsolicited neighbour advertisement from each, then
+        (RFC 5227 announcement) and an unsolicited neighbour advertisement from each that has a
+        responder (a build's receiving ports; a port that only sends is no destination), then
         ``frames`` learning frames from each port to its peer (a flow's frames from its sender,
         the reverse from its receiver, so a switch learns both MAC addresses; a receiver without
         a generator sends only its gratuitous ARP and NA) at ``rate_fps``, then wait ``settle_ns`` of tester time for the DUT to settle (RFC 2544 section 23 waits
@@ -1054,7 +1065,8 @@ class Device:
             self.disable_generator(port)
         self.configure_addresses(addresses, answer_arp=answer_arp, answer_nd=answer_nd)
         self.clear()
-        started = self.transact({f"p{p}.arp.cmd": 3 for p in ports}, ["time.ns"])["time.ns"]
+        responders = [p for p in ports if self.has_responder(p)]
+        started = self.transact({f"p{p}.arp.cmd": 3 for p in responders}, ["time.ns"])["time.ns"]
         if frames:
             for port, spec in specs.items():
                 self.configure_generator(port, spec, min(rate_fps, line_rate_fps(spec.point)), count=frames)
@@ -1063,18 +1075,18 @@ class Device:
             self._wait_generators_done(sorted(specs), begun + expected, expected)
         ended = self.wait_ns(settle_ns)
         counters = self.snapshot_counters()
-        arp = self.read_responder(ports)
+        arp = self.read_responder(responders)
         for port in specs:
             self.disable_generator(port)
         return LearningResult(
             addresses=addresses, answer_arp=answer_arp, answer_nd=answer_nd,
-            gratuitous_arp={p: arp[p]["arp_replies"] for p in ports},
-            unsolicited_na={p: arp[p]["na_sent"] for p in ports},
+            gratuitous_arp={p: arp[p]["arp_replies"] for p in responders},
+            unsolicited_na={p: arp[p]["na_sent"] for p in responders},
             learning_frames={p: counters[p].tx_frames for p in ports},
             learning_frames_received={p: counters[p].rx_frames for p in ports},
             other_frames_received={p: counters[p].other_frames for p in ports},
-            arp_requests={p: arp[p]["arp_requests"] for p in ports},
-            ns_received={p: arp[p]["ns_received"] for p in ports},
+            arp_requests={p: arp[p]["arp_requests"] for p in responders},
+            ns_received={p: arp[p]["ns_received"] for p in responders},
             settle_ns=settle_ns, started_ns=started, ended_ns=ended)
 
     def _wait_generators_done(self, ports: Sequence[int], end_ns: int, duration_ns: int) -> None:

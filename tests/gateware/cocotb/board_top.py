@@ -1,6 +1,7 @@
 """cocotb tests of the tester built with a board configuration (wirespeed.gateware.config,
-preset named by WS_CONFIG): it reports its configuration and map, and carries traffic from
-port 0 to port 1 through a cable. Run from test_board_top.py."""
+preset named by WS_CONFIG, or its id.config word): it reports its configuration and map,
+carries traffic from port 0 to port 1 through a cable, and its receiving port answers ARP
+(a build with the responder). Run from test_board_top.py."""
 
 import collections
 import os
@@ -9,6 +10,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
+from arp_peer import check_arp_reply
 from csr import Csr
 from wirespeed.gateware.config import PRESETS, TesterConfig
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, MAGIC
@@ -16,7 +18,8 @@ from wirespeed.gateware.top import build_register_map
 from wirespeed.host.program import fit_to_build, port_program_writes
 from wirespeed.streams import PortProgram, StreamSpec
 
-CONFIG = PRESETS[os.environ["WS_CONFIG"]]
+_NAME = os.environ["WS_CONFIG"]
+CONFIG = PRESETS[_NAME] if _NAME in PRESETS else TesterConfig.from_word(int(_NAME, 0))
 RMAP = build_register_map(CONFIG)
 CLK_NS = 8
 
@@ -116,3 +119,15 @@ async def carries_a_stream_from_port_0_to_port_1(dut):
     stream_tx = RMAP["p0.gen.stream_tx"]
     words = [await bus.read_word((stream_tx.offset >> 2) + i) for i in range(stream_tx.words)]
     assert stream_tx.join(words) == 50 | (50 * 64) << 64
+
+
+@cocotb.test()
+async def receiving_port_answers_arp(dut):
+    """Port 1 (it receives in every build) answers an ARP request for its address with an
+    RFC 826 reply on its own transmit pins, also when it has no generator (a one-way build:
+    the responder then has the port's transmit path to itself), and ignores one for another
+    address; port 0 has a responder only if it has an analyzer."""
+    bus = Bus(dut)
+    await bus.reset()
+    assert ("p0.arp.mac" in RMAP) == CONFIG.has_responder(0)
+    await check_arp_reply(dut, bus, 1, "02:00:00:00:00:02", "198.19.0.1")
