@@ -52,7 +52,7 @@ def _config(name):
     base, *blocks = name.split("+")
     if base not in PRESETS:
         raise SystemExit(f"--config: one of {', '.join([*PRESETS, 'minimal'])} (then +block...), not {name!r}")
-    optional = ("stream_stats", "responder", "capture")
+    optional = [f.name for f in dataclasses.fields(TesterConfig) if f.type in (bool, "bool")]
     for block in blocks:
         if block not in optional:
             raise SystemExit(f"--config: +{block}: the blocks a preset may add are {', '.join(optional)}")
