@@ -18,7 +18,8 @@ Triggers (``{prefix}.cap.trigger``):
 
 Whether a frame triggers is only known at its last byte, so while armed every frame is
 written speculatively from data word 0 and kept only if it triggers. The trigger frame is
-the first captured frame.
+the first captured frame. The decision is taken on the clock after the last byte; a frame
+starting on that clock (no idle clock between frames: never from a MAC) is not recorded.
 
 Per frame, an index entry of 128 bits (least significant first): receive timestamp (64,
 ``now`` at the first byte), wire length (16, bytes including the FCS), stored length (16,
@@ -34,7 +35,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In
 
 from . import frame as F
-from .streams import RxStream
+from .streams import RxByte, RxStream
 
 __all__ = ["Capture", "STATE_IDLE", "STATE_ARMED", "STATE_CAPTURING", "STATE_DONE",
            "TRIGGER_ANY", "TRIGGER_FCS", "TRIGGER_NOT_TEST", "capture_model", "SNAPLEN_MIN", "SNAPLEN_MAX",
@@ -70,11 +71,11 @@ class Capture(wiring.Component):
         self._state = bank.add(f"{p}.state", 2, "r",
                                doc="0 idle, 1 armed (waiting for the trigger), 2 capturing, 3 done")
         self._index_win = bank.add_memory(
-            f"{p}.index", 128, max_frames,
+            f"{p}.index", 128, max_frames, word_reads=True,
             doc="per frame: timestamp ns (bits 0-63), wire length incl. FCS (64-79), stored length "
                 "(80-95), flags (96-111, bit 0 bad FCS), data word offset (112-127)")
         self._data_win = bank.add_memory(
-            f"{p}.data", 32, data_words,
+            f"{p}.data", 32, data_words, word_reads=True,
             doc="frame bytes, big-endian in 32-bit words, each frame from a word boundary")
 
     def elaborate(self, platform):
@@ -84,109 +85,130 @@ class Capture(wiring.Component):
         m.submodules.index = index = Memory(shape=unsigned(128), depth=nframes, init=[])
         d_wr, d_rd = data.write_port(), data.read_port()
         i_wr, i_rd = index.write_port(), index.read_port()
+        # host reads a word at a time, through a register right behind each block RAM (the
+        # RAM's output is slow; the bank sits far away)
+        i_sel, i_sel_q, i_entry = Signal(2), Signal(2), Signal(128)
+        d_word = Signal(32)
         m.d.comb += [
-            d_rd.addr.eq(self._data_win.addr), self._data_win.data.eq(d_rd.data),
-            i_rd.addr.eq(self._index_win.addr), self._index_win.data.eq(i_rd.data),
+            d_rd.addr.eq(self._data_win.addr), self._data_win.data.eq(d_word),
+            i_rd.addr.eq(self._index_win.addr >> 2),
+            self._index_win.data.eq(i_entry.word_select(i_sel_q, 32)),
         ]
+        m.d.sync += [d_word.eq(d_rd.data), i_entry.eq(i_rd.data),
+                     i_sel.eq(self._index_win.addr[:2]), i_sel_q.eq(i_sel)]
 
         # configuration, latched at arm and clamped to the legal ranges
         trigger = Signal(2)
         snaplen = Signal(range(SNAPLEN_MAX + 1), init=SNAPLEN_DEFAULT)
         count = Signal(range(nframes + 1), init=nframes)
-        snap_words = Signal(range(SNAPLEN_MAX // 4 + 1))
-        m.d.comb += snap_words.eq((snaplen + 3) >> 2)
+        # the last data word a frame may start its end at and still leave room for another
+        # frame of snaplen bytes: ``nwords - ceil(snaplen / 4)``
+        room_limit = Signal(range(nwords + 1), init=nwords - (SNAPLEN_DEFAULT + 3) // 4)
 
         state = Signal(2)
         frames = Signal(range(nframes + 1))
         wp = Signal(range(nwords + 1))          # first free data word
         m.d.comb += [self._state.eq(state), self._frames.eq(frames)]
+        recording = Signal()
+        m.d.comb += recording.eq((state == STATE_ARMED) | (state == STATE_CAPTURING))
+
+        # The input is registered (byte and timestamp together, so timestamps are unchanged),
+        # then the frame is recorded in two steps, so that no carry chain follows another:
+        # the byte step stores its bytes and keeps running counts; the clock after the last
+        # byte (``ending``) decides from registers alone whether the frame is kept, writes
+        # its index entry and moves the write pointer. A frame starting on that very clock
+        # (no idle clock between frames: a MAC never sends that) is not recorded.
+        beat = Signal()
+        p = Signal(RxByte)
+        now = Signal(64)
+        m.d.sync += [beat.eq(self.sink.valid), p.eq(self.sink.p), now.eq(self.now)]
+        first, byte = p.first, p.data
 
         # the current frame
-        s = self.sink
-        beat = s.valid
-        byte = s.p.data
         active = Signal()                        # the frame being received is being recorded
         length = Signal(16)                      # bytes received so far (FCS stripped)
         stored = Signal(range(SNAPLEN_MAX + 1))  # bytes stored so far
+        left = Signal(range(SNAPLEN_MAX + 1))    # bytes it may still store
+        can_store = Signal()                     # left != 0
+        one_left = Signal()                      # left == 1
         start = Signal(range(nwords))            # its first data word
+        dptr = Signal(range(nwords + 1))         # its data word being filled (after the last: the next free one)
         ts = Signal(64)
         word = Signal(32)                        # the data word being filled
         sig = Signal(8 * F.SIG_LEN)              # the last 16 bytes, first in the top bits
+        test_sig = Signal()                      # sig (with the byte just received) is a valid signature
+        ending = Signal()                        # the clock after a recorded frame's last byte
+        error = Signal()                         # that frame's bad-FCS flag
 
-        recording = Signal()
-        m.d.comb += recording.eq((state == STATE_ARMED) | (state == STATE_CAPTURING))
         act = Signal()
-        m.d.comb += act.eq(Mux(s.p.first, recording, active))
+        m.d.comb += act.eq(Mux(first, recording & ~ending, active))
         cur_len = Signal(16)
-        m.d.comb += cur_len.eq(Mux(s.p.first, 1, length + 1))
-        cur_stored = Signal.like(stored)         # stored bytes before this one
-        m.d.comb += cur_stored.eq(Mux(s.p.first, 0, stored))
-        cur_start = Signal.like(start)
-        m.d.comb += cur_start.eq(Mux(s.p.first, wp, start))
-        cur_ts = Signal(64)
-        m.d.comb += cur_ts.eq(Mux(s.p.first, self.now, ts))
-        store = Signal()
-        m.d.comb += store.eq(beat & act & (cur_stored < snaplen))
+        m.d.comb += cur_len.eq(Mux(first, 1, length + 1))
+        cur_stored = Signal.like(stored)         # bytes stored before this one
+        m.d.comb += cur_stored.eq(Mux(first, 0, stored))
+        cur_left = Signal.like(left)
+        m.d.comb += cur_left.eq(Mux(first, snaplen, left))
+        cur_dptr = Signal.like(dptr)
+        m.d.comb += cur_dptr.eq(Mux(first, wp, dptr))
+        store = Signal()                         # snaplen >= 16: the first byte is always stored
+        m.d.comb += store.eq(beat & act & (first | can_store))
         lane = Signal(2)
         m.d.comb += lane.eq(cur_stored[:2])
         new_word = Signal(32)
         m.d.comb += new_word.eq(Mux(lane == 0, 0, word) | (byte << Cat(Const(0, 3), ~lane)))
+        flush = Signal()                         # the word is complete: write it
+        m.d.comb += flush.eq(store & ((lane == 3) | p.last | (~first & one_left)))
+        m.d.sync += [d_wr.en.eq(flush), d_wr.addr.eq(cur_dptr), d_wr.data.eq(new_word)]
         with m.If(store):
-            m.d.sync += [word.eq(new_word), stored.eq(cur_stored + 1)]
-            with m.If((lane == 3) | s.p.last | (cur_stored + 1 == snaplen)):
-                m.d.comb += [d_wr.en.eq(1), d_wr.addr.eq(cur_start + (cur_stored >> 2)),
-                             d_wr.data.eq(new_word)]
-        with m.If(beat):
-            m.d.sync += [length.eq(cur_len), sig.eq(Cat(byte, sig[:-8]))]
-            with m.If(s.p.first):
-                m.d.sync += [active.eq(recording), start.eq(wp), ts.eq(self.now)]
-                with m.If(~store):
-                    m.d.sync += stored.eq(0)
-
-        # end of frame: does it trigger, and record it
+            m.d.sync += [word.eq(new_word), stored.eq(cur_stored + 1), left.eq(cur_left - 1),
+                         can_store.eq(cur_left != 1), one_left.eq(cur_left == 2)]
+        with m.If(beat & act):
+            m.d.sync += dptr.eq(cur_dptr + flush)
         full_sig = Signal(8 * F.SIG_LEN)
         m.d.comb += full_sig.eq(Cat(byte, sig[:-8]))
         magic, stream, seq, sts, check = (full_sig[112:128], full_sig[96:112], full_sig[64:96],
                                           full_sig[16:64], full_sig[0:16])
-        is_test = Signal()
-        m.d.comb += is_test.eq((cur_len >= F.SIG_LEN) & (magic == F.SIG_MAGIC) & (
-            check == (F.SIG_CHECK_SEED ^ stream ^ seq[16:] ^ seq[:16] ^ sts[32:] ^ sts[16:32] ^ sts[:16])))
+        with m.If(beat):
+            m.d.sync += [
+                length.eq(cur_len), sig.eq(full_sig),
+                test_sig.eq((magic == F.SIG_MAGIC) & (
+                    check == (F.SIG_CHECK_SEED ^ stream ^ seq[16:] ^ seq[:16] ^ sts[32:] ^ sts[16:32] ^ sts[:16]))),
+            ]
+            with m.If(first):
+                m.d.sync += [active.eq(act), start.eq(cur_dptr), ts.eq(now)]
+        m.d.sync += [ending.eq(beat & p.last & act), error.eq(p.error)]
+
+        # the clock after the last byte: does the frame trigger, and record it
         fires = Signal()
         with m.Switch(trigger):
             with m.Case(TRIGGER_ANY):
                 m.d.comb += fires.eq(1)
             with m.Case(TRIGGER_FCS):
-                m.d.comb += fires.eq(s.p.error)
+                m.d.comb += fires.eq(error)
             with m.Case(TRIGGER_NOT_TEST):
-                m.d.comb += fires.eq(~is_test)
-        end = Signal()
-        m.d.comb += end.eq(beat & s.p.last & act)
+                m.d.comb += fires.eq(~(test_sig & (length >= F.SIG_LEN)))
         keep = Signal()
-        m.d.comb += keep.eq(end & ((state == STATE_CAPTURING) | fires))
-        used = Signal(range(SNAPLEN_MAX // 4 + 1))
-        final_stored = Signal.like(stored)
-        m.d.comb += [final_stored.eq(Mux(store, cur_stored + 1, cur_stored)),
-                     used.eq((final_stored + 3) >> 2)]
-        next_wp = Signal(range(nwords + 1))
-        m.d.comb += next_wp.eq(cur_start + used)
+        m.d.comb += keep.eq(ending & ((state == STATE_CAPTURING) | ((state == STATE_ARMED) & fires)))
         m.d.comb += [
             i_wr.addr.eq(frames),
-            i_wr.data.eq(Cat(cur_ts, (cur_len + F.FCS)[:16], final_stored.as_unsigned(),
-                             Const(0, 16 - len(final_stored)), s.p.error, Const(0, 15),
-                             cur_start, Const(0, 16 - len(cur_start)))),
+            i_wr.data.eq(Cat(ts, (length + F.FCS)[:16], stored.as_unsigned(),
+                             Const(0, 16 - len(stored)), error, Const(0, 15),
+                             start, Const(0, 16 - len(start)))),
         ]
         with m.If(keep):
             m.d.comb += i_wr.en.eq(1)
-            m.d.sync += [frames.eq(frames + 1), wp.eq(next_wp), state.eq(STATE_CAPTURING)]
-            with m.If((frames + 1 >= count) | (nwords - next_wp < snap_words)):
+            m.d.sync += [frames.eq(frames + 1), wp.eq(dptr), state.eq(STATE_CAPTURING)]
+            with m.If((frames + 1 >= count) | (dptr > room_limit)):
                 m.d.sync += state.eq(STATE_DONE)
 
         with m.If(self._arm):
+            clamped = Signal.like(snaplen)
+            m.d.comb += clamped.eq(Mux(self._snaplen < SNAPLEN_MIN, SNAPLEN_MIN,
+                                       Mux(self._snaplen > SNAPLEN_MAX, SNAPLEN_MAX, self._snaplen)))
             m.d.sync += [
-                state.eq(STATE_ARMED), frames.eq(0), wp.eq(0), active.eq(0),
-                trigger.eq(self._trigger),
-                snaplen.eq(Mux(self._snaplen < SNAPLEN_MIN, SNAPLEN_MIN,
-                               Mux(self._snaplen > SNAPLEN_MAX, SNAPLEN_MAX, self._snaplen))),
+                state.eq(STATE_ARMED), frames.eq(0), wp.eq(0), active.eq(0), ending.eq(0),
+                trigger.eq(self._trigger), snaplen.eq(clamped),
+                room_limit.eq(nwords - ((clamped + 3) >> 2)),
                 count.eq(Mux(self._count == 0, 1, Mux(self._count > nframes, nframes, self._count))),
             ]
         return m

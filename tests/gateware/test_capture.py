@@ -169,3 +169,34 @@ def test_data_memory_full_stops_the_capture():
         assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
     run(h, bench)
+
+
+def test_a_frame_with_no_idle_clock_before_it_is_not_recorded():
+    """The block decides about a frame on the clock after its last byte; a frame starting on
+    that clock (no idle clock between frames: a MAC never sends that) is not recorded, and
+    the frame after it is recorded right after the first."""
+    rng = random.Random(13)
+    h = Harness(data_words=256, max_frames=8)
+    a, b, c = bytes(range(1, 70)), b"\x77" * 64, bytes(range(100, 170))
+
+    async def bench(ctx):
+        await h.csr.write(ctx, "p0.cap.snaplen", 64)
+        await h.csr.write(ctx, "p0.cap.arm", 1)
+        sink = h.cap.sink
+        stamps = []
+        for data in (a, b):                                  # back to back, no idle clock
+            for i, byte in enumerate(data):
+                ctx.set(sink.valid, 1)
+                ctx.set(sink.p, {"data": byte, "first": i == 0, "last": i == len(data) - 1, "error": 0})
+                if i == 0:
+                    stamps.append(ctx.get(h.now))
+                await ctx.tick()
+        ctx.set(sink.valid, 0)
+        await ctx.tick()
+        ts_c = await h.send(ctx, rng, c, False)
+        entries, words, wp = capture_model([(a, False, stamps[0]), (c, False, ts_c)], 0, 64, 8, 256)
+        assert [e[1] for e in entries] == [73, 74]
+        await h.check(ctx, entries, words, wp)
+        assert await h.csr.read(ctx, "p0.cap.state") == STATE_CAPTURING
+
+    run(h, bench)

@@ -92,11 +92,18 @@ def test_the_full_testers_word_has_no_role_bits():
     assert all(SIM.has_generator(p) and SIM.has_analyzer(p) for p in range(4))
 
 
-def test_board_25f_is_unidirectional():
-    """The Colorlight build sends on port 0 and receives on port 1 (A -> DUT -> B)."""
-    assert [BOARD_25F.has_generator(p) for p in (0, 1)] == [True, False]
-    assert [BOARD_25F.has_analyzer(p) for p in (0, 1)] == [False, True]
-    assert BOARD_45F.generators == BOARD_45F.analyzers == 0b11
+@pytest.mark.parametrize("board", [BOARD_25F, BOARD_45F])
+def test_board_builds_are_unidirectional(board):
+    """The board builds send on port 0 and receive on port 1 (A -> DUT -> B)."""
+    assert [board.has_generator(p) for p in (0, 1)] == [True, False]
+    assert [board.has_analyzer(p) for p in (0, 1)] == [False, True]
+
+
+def test_the_versa_build_carries_every_rfc2544_test():
+    """What the host refuses without (learning: the responder; system recovery: the per-stream
+    statistics) is in the Versa's build, with the capture."""
+    assert BOARD_45F.responder and BOARD_45F.stream_stats and BOARD_45F.capture
+    assert not BOARD_25F.responder and not BOARD_25F.stream_stats
 
 
 def test_default_map_is_the_sim_map():

@@ -11,7 +11,7 @@ from ebserver import EtherboneServer, serve_identity
 
 from wirespeed import __version__
 from wirespeed.cli import main
-from wirespeed.gateware.config import BOARD_25F, BOARD_45F, SIM
+from wirespeed.gateware.config import BOARD_25F, SIM
 from wirespeed.gateware.top import build_register_map
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.host.device import Device
@@ -117,8 +117,6 @@ def test_unreachable_serial_target(capsys, tmp_path):
      "built without the ARP/ND responder, which the learning phase needs"),
     (dataclasses.replace(BOARD_25F, stream_stats=False).word(), ["--no-learning", "--tests", "throughput,system-recovery"],
      "--tests", "built without per-stream receive statistics, which system-recovery needs"),
-    (BOARD_45F.word(), ["--tests", "throughput,system-recovery"], "--tests",
-     "built without per-stream receive statistics, which system-recovery needs"),
 ])
 def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, word, args, field, message):
     """A board build without a block a run needs is refused with one line naming the option

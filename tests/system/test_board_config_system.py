@@ -1,19 +1,24 @@
-"""The Colorlight's tester (``BOARD_25F``: one way, port 0 sends and port 1 receives, 8
-streams, one histogram, neither the ARP/ND responder nor per-stream statistics) Verilated and
-driven by the unmodified CLI over its Etherbone target, as a board would be: RFC 2544
-throughput and back-to-back through the simulated router, checked against figures derived
-from the router model's rules (see test_rfc2544_b2b_loss_system.py), and the runs this build
-cannot carry refused with one line."""
+"""The boards' testers Verilated and driven by the unmodified CLI over the Etherbone target, as
+a board would be, against figures derived from the router model's rules (see
+test_rfc2544_b2b_loss_system.py and test_rfc2544_recovery_system.py):
+
+* the Colorlight's (``BOARD_25F``: one way, port 0 sends and port 1 receives, 8 streams, one
+  histogram, neither the ARP/ND responder nor per-stream statistics): throughput and
+  back-to-back, and the runs this build cannot carry refused with one line;
+* the Versa's (``BOARD_45F``: one way, with the responder and per-stream statistics): every
+  RFC 2544 test, with the learning phase and sequence errors counted."""
 
 import contextlib
 import json
+import math
+import sys
 
 import pytest
-from test_rfc2544_b2b_loss_system import analytic_back_to_back
+from test_rfc2544_b2b_loss_system import analytic_back_to_back, analytic_forwarded
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.gateware.config import BOARD_25F
+from wirespeed.gateware.config import BOARD_25F, BOARD_45F
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
@@ -72,3 +77,81 @@ def test_what_the_board_build_cannot_carry_is_refused(board_tester, tmp_path, ca
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"wirespeed: error: {field}: ") and message in lines[0], err
     assert not (tmp_path / "r").exists()
+
+
+# The Versa's build ---------------------------------------------------------------------------
+
+V_RATE, V_QUEUE, V_LATENCY_NS = 400_000, 64, 2_000
+V_RECOVER_NS, V_REBOOT_NS, V_COLLAPSE = 500_000, 1_000_000, 100_000
+#: a router that collapses under overload and can be reset: system recovery and reset
+V_RECOVERING = (f"router:rate={V_RATE},queue={V_QUEUE},latency={V_LATENCY_NS // 1000}us,collapse={V_COLLAPSE},"
+                f"recover={V_RECOVER_NS // 1000}us,reboot={V_REBOOT_NS // 1_000_000}ms")
+#: the same router without the collapse: back-to-back and frame loss follow its queue alone
+V_PLAIN = f"router:rate={V_RATE},queue={V_QUEUE},latency={V_LATENCY_NS // 1000}us"
+#: a board target gets RFC 2544's durations (60 s trials, ...) unless told: scaled down here
+V_COMMON = ["--sizes", "64", "--trial-duration", "2ms", "--wait", "100us", "--settle", "100us",
+            "--resolution", "1", "--calibration", "none", "--latency-trials", "1"]
+
+
+@pytest.fixture(scope="module")
+def versa_binary():
+    return ensure_harness(config=BOARD_45F)
+
+
+def _versa_run(binary, dut, tmp_path, capsys, *args):
+    with SimProcess(parse_dut(dut), binary=binary, ready_timeout=60) as sim:
+        args = [arg.format(python=sys.executable, url=sim.url) for arg in args]
+        code, err = _run(capsys, "--target", sim.url, *V_COMMON, "--out", str(tmp_path), *args)
+    assert code == 0, err
+    record = json.loads((tmp_path / "results.json").read_text())
+    assert record["status"] == "complete"
+    # the per-stream statistics count sequence errors: no note that they are not counted
+    assert not any(note.startswith("sequence errors not counted") for note in record["notes"]), record["notes"]
+    learning = record["learning"]
+    # the responder announces port 1 (the port that receives); port 0, which only sends, sends
+    # the learning frames
+    assert learning["gratuitous_arp"] == {"1": 1} and learning["unsolicited_na"] == {"1": 1}, learning
+    assert learning["learning_frames"]["0"] == 4 and learning["learning_frames_received"]["1"] == 4, learning
+    return record
+
+
+#: the bench's reset hook, as a lab would give it: a command that resets the DUT, here the
+#: simulated one through the simulation's DUT control window (its own Etherbone client)
+V_HOOK = ('{python} -c "import sys; from wirespeed.host.transport import open_target; '
+          'from wirespeed.sim.control import DutControl; '
+          'sys.exit(0 if DutControl(open_target(sys.argv[1])).reset() else 1)" {url}')
+
+
+def test_versa_build_runs_recovery_and_reset(versa_binary, tmp_path, capsys):
+    # 4 ms trials: the hook (a new Python process) resets the DUT a few hundred microseconds
+    # of simulated time after the quarter of the trial it is started at
+    record = _versa_run(versa_binary, V_RECOVERING, tmp_path, capsys, "--tests", "throughput,system-recovery,reset",
+                        "--trial-duration", "4ms", "--overload", "4ms", "--recovery", "4ms",
+                        "--recovery-trials", "1", "--reset-trials", "1", "--reset-hook", V_HOOK)
+    (result,) = record["recovery"]
+    (trial,) = result["trials"]
+    period_ns = 1e9 / trial["reduced_fps"]
+    assert trial["recovered"] and trial["lost_overload"] > 0 and trial["lost_reduced"] > 0
+    assert V_RECOVER_NS - period_ns <= trial["recovery_ns"] <= V_RECOVER_NS + 1e9 / V_COLLAPSE + period_ns
+    (trial,) = record["reset"]["trials"]
+    assert trial["trigger"].startswith("hook: ")
+    expected = V_REBOOT_NS + 1e9 / V_RATE + V_LATENCY_NS
+    assert expected - 8 <= trial["reset_ns"] <= expected + 2 * 1e9 / trial["rate_fps"] + 8
+
+
+def test_versa_build_runs_throughput_back_to_back_and_frame_loss(versa_binary, tmp_path, capsys):
+    record = _versa_run(versa_binary, V_PLAIN, tmp_path, capsys, "--tests", "throughput,back-to-back,frame-loss",
+                        "--b2b-trials", "2", "--b2b-max-burst", "400", "--loss-points", "100,80")
+    (row,) = record["results"]
+    # the router's rate, plus what its queue hides over a 2 ms trial (N frames at r pass while
+    # N - 1 - queue <= (N - 1) * rate / r: r up to about rate + (queue + 1) / 2 ms)
+    assert 0.99 * V_RATE <= row["throughput_fps"] <= V_RATE + (V_QUEUE + 1) / 2e-3, row["throughput_fps"]
+    measured = [lat for lat in row["latency"] if lat["source"] == "measured"]
+    assert measured and measured[0]["frames"] > 0 and measured[0]["min_ns"] >= V_LATENCY_NS, row["latency"]
+    (b2b,) = record["back_to_back"]
+    assert abs(b2b["mean_burst_frames"] - analytic_back_to_back(64, V_RATE, V_QUEUE)) <= 1, b2b
+    (loss,) = record["frame_loss"]
+    for p in loss["points"]:
+        t = p["trial"]
+        assert abs(t["rx_frames"] - analytic_forwarded(t["tx_frames"], p["offered_fps"], V_RATE, V_QUEUE)) <= 1, p
+        assert t["tx_frames"] == math.ceil(p["offered_fps"] * 2e-3)
