@@ -12,7 +12,8 @@ the LFE5U-45F also comes in the CABGA256): with room to spare, placement converg
 and routing in a few more, where the 93 % full 25F takes an hour or more, so the design's own
 slow paths show (nextpnr names one per clock) without the congestion. The figures of such a
 build are a diagnosis, not the board's result (its bitstream is for the wrong part).
-``--router`` picks nextpnr's router (``router1``, the default, or ``router2``). ``--blocks N``
+``--router`` picks nextpnr's router (``router1``, the default, or ``router2``); ``--pnr-opt``
+adds any other nextpnr option (``--pnr-opt=--tmg-ripup``). ``--blocks N``
 adds the logic of each block (hierarchy N names deep) from the synthesised netlist: LUT sites
 (LUT4 + 2 per CCU2C + 6 per DPR16X4, as bench_resources.py counts them) and flip-flops;
 approximate, as synthesis names a cell after a net it drives, which may be another block's.
@@ -59,13 +60,14 @@ def _config(name):
     return dataclasses.replace(PRESETS[base], **{block: True for block in blocks})
 
 
-def _pnr_args(argv, part, router):
-    """nextpnr's arguments with ``--25k``/``--45k``/... replaced by ``part`` and a router."""
+def _pnr_args(argv, part, router, extra=()):
+    """nextpnr's arguments with ``--25k``/``--45k``/... replaced by ``part``, a router and
+    ``extra`` options."""
     if part is not None:
         argv = [f"--{part}" if a in ("--12k", "--25k", "--45k", "--85k") else a for a in argv]
     if router is not None:
         argv += ["--router", router]
-    return argv
+    return argv + [word for option in extra for word in option.split()]
 
 
 def critical_paths(out: Path) -> str:
@@ -165,6 +167,9 @@ def main():
     ap.add_argument("--part", choices=["25k", "45k"], default=None,
                     help="place and route on this ECP5 instead of the board's (diagnostic)")
     ap.add_argument("--router", choices=["router1", "router2"], default=None, help="nextpnr's router")
+    ap.add_argument("--pnr-opt", action="append", default=[], metavar="OPTION",
+                    help="an extra nextpnr option, e.g. '--tmg-ripup' or '--placer-heap-timingweight 30' "
+                         "(repeatable; diagnostic)")
     ap.add_argument("--blocks", type=int, default=None, metavar="DEPTH",
                     help="also print the logic of each block, hierarchy DEPTH names deep")
     args = ap.parse_args()
@@ -177,7 +182,7 @@ def main():
     try:
         report = wb.build(args.board, seed=args.seed, out=out, config=_config(args.config),
                           log=lambda line: print(f"[{time.monotonic() - t0:6.0f} s] {line}", flush=True),
-                          pnr_args=lambda argv: _pnr_args(argv, args.part, args.router))
+                          pnr_args=lambda argv: _pnr_args(argv, args.part, args.router, args.pnr_opt))
     except wb.BoardError as exc:
         print(f"build failed after {time.monotonic() - t0:.0f} s: {exc}")
         if (out / f"{wb.TOP_NAME}.tim").exists():
