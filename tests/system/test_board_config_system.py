@@ -98,9 +98,12 @@ def versa_binary():
     return ensure_harness(config=BOARD_45F)
 
 
-def _versa_run(binary, dut, tmp_path, capsys, *args):
+def _versa_run(binary, dut, tmp_path, capsys, *args, reset_hook=False):
+    """Run the CLI on a fresh simulation of the Versa's build behind ``dut``; ``reset_hook``:
+    reset the DUT through :data:`V_HOOK`, aimed at that simulation."""
     with SimProcess(parse_dut(dut), binary=binary, ready_timeout=60) as sim:
-        args = [arg.format(python=sys.executable, url=sim.url) for arg in args]
+        if reset_hook:
+            args = [*args, "--reset-hook", V_HOOK.format(python=sys.executable, url=sim.url)]
         code, err = _run(capsys, "--target", sim.url, *V_COMMON, "--out", str(tmp_path), *args)
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
@@ -127,7 +130,7 @@ def test_versa_build_runs_recovery_and_reset(versa_binary, tmp_path, capsys):
     # of simulated time after the quarter of the trial it is started at
     record = _versa_run(versa_binary, V_RECOVERING, tmp_path, capsys, "--tests", "throughput,system-recovery,reset",
                         "--trial-duration", "4ms", "--overload", "4ms", "--recovery", "4ms",
-                        "--recovery-trials", "1", "--reset-trials", "1", "--reset-hook", V_HOOK)
+                        "--recovery-trials", "1", "--reset-trials", "1", reset_hook=True)
     (result,) = record["recovery"]
     (trial,) = result["trials"]
     period_ns = 1e9 / trial["reduced_fps"]
