@@ -175,16 +175,16 @@ class TesterConfig:
 #: The full tester, as simulated (the register map the tests and golden files pin).
 SIM = TesterConfig()
 
-#: Colorlight 5A-75B, LFE5U-25F (24,288 LUT4, 56 DP16KD): the traffic engine of RFC 2544 and
-#: nothing else, one way: port 0 sends, port 1 receives (tester port A -> DUT -> port B; a
-#: generator with its scheduler and tables is about 5.5k LUT sites, a quarter of the part), so
-#: the ports, the MACs and the board's management logic leave room to route at 125 MHz: 8
-#: streams without field modifiers (each modifier is ~1.5k LUT sites with its registers), one
-#: latency histogram, no per-stream receive statistics (~2.4k LUT sites and 4 DP16KD in block
-#: RAM: with them on port 1 the build routes at 121-124 MHz at best, 65 % full), no ARP/ND responder
-#: (~2.9k per port: give the DUT static ARP/ND entries) and no capture. Figures in
-#: docs/performance.md.
-BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=False, responder=False,
+#: Colorlight 5A-75B, LFE5U-25F (24,288 LUT4, 56 DP16KD): the traffic engine of RFC 2544, one
+#: way: port 0 sends, port 1 receives (tester port A -> DUT -> port B; a generator with its
+#: scheduler and tables is about 5.5k LUT sites, a quarter of the part), so the ports, the MACs
+#: and the board's management logic leave room to route at 125 MHz: 8 streams without field
+#: modifiers (each modifier is ~1.5k LUT sites with its registers), one latency histogram and
+#: the per-stream receive statistics (~2.4k LUT sites and 4 DP16KD: sequence errors and system
+#: recovery), 66 % of the part; no ARP/ND responder (~2.9k LUT sites: with it the part is 78 %
+#: full and does not route at 125 MHz; give the DUT static ARP/ND entries) and no capture.
+#: Figures in docs/performance.md.
+BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=True, responder=False,
                          capture=False, capture_words=256, capture_frames=1, generators=0b01, analyzers=0b10)
 
 #: Lattice ECP5 Versa, LFE5UM-45F (43,848 LUT4, 108 DP16KD): one way like the 25F (port 0

@@ -55,6 +55,10 @@ class Board:
     #: build met timing, recorded with its margin in docs/performance.md (placement is
     #: random, and at 125 MHz some seeds miss by a few per cent)
     default_seed: int = 1
+    #: nextpnr options every build of the board uses (placer and router settings), given
+    #: after ``--seed``: the default seed met timing with them, so they are part of the
+    #: recipe (docs/performance.md records both)
+    pnr_opts: tuple[str, ...] = ()
     #: LED resource indices showing port i's link (may be empty)
     link_leds: tuple[int, ...] = ()
     #: openFPGALoader arguments that select the cable/board (before the bitstream)

@@ -73,6 +73,8 @@ BOARD = Board(
     uart_baud=1_000_000,
     config_preset="BOARD_25F",
     default_seed=5,     # met timing: sys 127.7 MHz (docs/performance.md, per-stream statistics in block RAM)
+    # timing-driven placement weighted harder and timing-driven rip-up in the router
+    pnr_opts=("--placer-heap-timingweight 30", "--placer-heap-critexp 4", "--tmg-ripup"),
     link_leds=(),
     loader_args=("-c", "ft232"),
     notes=("no on-board JTAG: openFPGALoader needs a JTAG adapter on J27 (TCK/TMS/TDI/TDO); "

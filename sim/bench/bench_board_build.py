@@ -13,7 +13,9 @@ and routing in a few more, where the 93 % full 25F takes an hour or more, so the
 slow paths show (nextpnr names one per clock) without the congestion. The figures of such a
 build are a diagnosis, not the board's result (its bitstream is for the wrong part).
 ``--router`` picks nextpnr's router (``router1``, the default, or ``router2``); ``--pnr-opt``
-adds any other nextpnr option (``--pnr-opt=--tmg-ripup``). ``--blocks N``
+adds any other nextpnr option (``--pnr-opt=--tmg-ripup``), in place of the board's own
+setting of it (``Board.pnr_opts``, which every build uses; ``--pnr-plain`` leaves them out).
+``--blocks N``
 adds the logic of each block (hierarchy N names deep) from the synthesised netlist: LUT sites
 (LUT4 + 2 per CCU2C + 6 per DPR16X4, as bench_resources.py counts them) and flip-flops;
 approximate, as synthesis names a cell after a net it drives, which may be another block's.
@@ -60,11 +62,27 @@ def _config(name):
     return dataclasses.replace(PRESETS[base], **{block: True for block in blocks})
 
 
-def _pnr_args(argv, part, router, extra=()):
+def _without(argv, name):
+    """``argv`` without the option ``name`` and its value (if it has one)."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == name:
+            i += 2 if i + 1 < len(argv) and not argv[i + 1].startswith("-") else 1
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def _pnr_args(argv, part, router, extra=(), board_opts=(), plain=False):
     """nextpnr's arguments with ``--25k``/``--45k``/... replaced by ``part``, a router and
-    ``extra`` options."""
+    ``extra`` options (each replaces the same option of the board's ``board_opts``);
+    ``plain``: without the board's options."""
     if part is not None:
         argv = [f"--{part}" if a in ("--12k", "--25k", "--45k", "--85k") else a for a in argv]
+    names = [opt.split()[0] for opt in extra] + ([opt.split()[0] for opt in board_opts] if plain else [])
+    for name in names:
+        argv = _without(argv, name)
     if router is not None:
         argv += ["--router", router]
     return argv + [word for option in extra for word in option.split()]
@@ -141,7 +159,7 @@ def figures_from_dir(out: Path) -> str:
         util = {k: (v["used"], v["available"]) for k, v in data["utilisation"].items()}
         report = wb.BuildReport(board=data["board"], seed=data["seed"], clocks=clocks, utilisation=util,
                                 seconds=data["seconds"], bitstream=data["bitstream"], config=data["config"],
-                                bridge=data["bridge"], notes=data["notes"])
+                                bridge=data["bridge"], notes=data["notes"], pnr_opts=data.get("pnr_opts", []))
         return report.summary()
     log = (out / f"{wb.TOP_NAME}.tim").read_text(errors="replace") if (out / f"{wb.TOP_NAME}.tim").exists() else ""
     notes = []
@@ -168,8 +186,10 @@ def main():
                     help="place and route on this ECP5 instead of the board's (diagnostic)")
     ap.add_argument("--router", choices=["router1", "router2"], default=None, help="nextpnr's router")
     ap.add_argument("--pnr-opt", action="append", default=[], metavar="OPTION",
-                    help="an extra nextpnr option, e.g. '--tmg-ripup' or '--placer-heap-timingweight 30' "
-                         "(repeatable; diagnostic)")
+                    help="an extra nextpnr option, e.g. '--tmg-ripup' or '--placer-heap-timingweight 30', "
+                         "replacing the board's own setting of it (repeatable; diagnostic)")
+    ap.add_argument("--pnr-plain", action="store_true",
+                    help="without the board's nextpnr options (Board.pnr_opts): nextpnr's defaults")
     ap.add_argument("--blocks", type=int, default=None, metavar="DEPTH",
                     help="also print the logic of each block, hierarchy DEPTH names deep")
     args = ap.parse_args()
@@ -182,7 +202,8 @@ def main():
     try:
         report = wb.build(args.board, seed=args.seed, out=out, config=_config(args.config),
                           log=lambda line: print(f"[{time.monotonic() - t0:6.0f} s] {line}", flush=True),
-                          pnr_args=lambda argv: _pnr_args(argv, args.part, args.router, args.pnr_opt))
+                          pnr_args=lambda argv: _pnr_args(argv, args.part, args.router, args.pnr_opt,
+                                                          wb.get_board(args.board).pnr_opts, args.pnr_plain))
     except wb.BoardError as exc:
         print(f"build failed after {time.monotonic() - t0:.0f} s: {exc}")
         if (out / f"{wb.TOP_NAME}.tim").exists():

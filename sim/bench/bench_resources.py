@@ -132,7 +132,7 @@ def _top_bank(outdir, top):
     ports = _signature_ports(bank)
     ports += [(sig.name, sig, None) for _reg, sig in bank._regs if sig is not None]
     for _reg, window in bank._windows:
-        ports += [(sig.name, sig, None) for sig in vars(window).values() if sig is not None]
+        ports += [(sig.name, sig, None) for sig in vars(window).values() if isinstance(sig, Value)]
     il = outdir / f"{top}.il"
     il.write_text(rtlil.convert(bank, name=top, ports=ports, emit_src=False))
     return [il], top

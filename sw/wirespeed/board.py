@@ -73,6 +73,8 @@ class BuildReport:
     config: str = ""
     bridge: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the board's nextpnr options besides the seed (:attr:`hw.boards.Board.pnr_opts`)
+    pnr_opts: list[str] = field(default_factory=list)
 
     @property
     def timing_met(self) -> bool:
@@ -88,7 +90,8 @@ class BuildReport:
         return json.dumps(data, indent=2) + "\n"
 
     def summary(self) -> str:
-        lines = [f"board {self.board}, seed {self.seed}, {self.seconds:.0f} s"
+        lines = [f"board {self.board}, seed {self.seed}" + "".join(f" {o}" for o in self.pnr_opts)
+                 + f", {self.seconds:.0f} s"
                  + (f", tester config {self.config}" if self.config else "")
                  + (f", management {self.bridge}" if self.bridge else "")]
         for c in self.clocks:
@@ -276,7 +279,8 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
     from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ   # noqa: PLC0415
 
     plan = board.platform().build(top, name=TOP_NAME, do_build=False, script_after_read=YOSYS_AFTER_READ,
-                                  nextpnr_opts=f"--seed {seed} --timing-allow-fail --report {report_file}")
+                                  nextpnr_opts=" ".join([f"--seed {seed}", *board.pnr_opts,
+                                                         f"--timing-allow-fail --report {report_file}"]))
     for stale in (f"{TOP_NAME}.bit", f"{TOP_NAME}.timing-failed.bit", report_file, f"{TOP_NAME}.tim"):
         (out / stale).unlink(missing_ok=True)
     plan.extract(out)
@@ -310,7 +314,7 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
     bit = out / f"{TOP_NAME}.bit"
     report = BuildReport(board=board.name, seed=seed, clocks=clocks, utilisation=util,
                          seconds=time.monotonic() - t0, bitstream=str(bit), config=config_name,
-                         bridge=top.bridge_kind)
+                         bridge=top.bridge_kind, pnr_opts=list(board.pnr_opts))
     if top.bridge_kind != "uart":
         report.notes.append("built without the management UartBridge (stand-in): no host can talk to it")
     if not clocks:

@@ -197,6 +197,7 @@ elif kind == "fake-nextpnr":
     report = args[args.index("--report") + 1]
     Path(report).write_text(os.environ["FAKE_REPORT"])
     Path("seed.txt").write_text(args[args.index("--seed") + 1])
+    Path("args.json").write_text(json.dumps(args))
     Path("wirespeed.config").write_text("cfg")
 elif kind == "fake-ecppack":
     Path(args[args.index("--bit") + 1]).write_text("bits")
@@ -254,6 +255,14 @@ def test_build_that_meets_timing(fake_tools, monkeypatch):
     # no seed given: the board's recorded one
     assert report.seed == wb.get_board(COLORLIGHT).default_seed
     assert (out / "seed.txt").read_text() == str(report.seed)
+    # the board's nextpnr options, right after the seed, and recorded in the report
+    board = wb.get_board(COLORLIGHT)
+    assert board.pnr_opts and report.pnr_opts == list(board.pnr_opts)
+    args = json.loads((out / "args.json").read_text())
+    words = [w for opt in board.pnr_opts for w in opt.split()]
+    start = args.index("--seed") + 2
+    assert args[start:start + len(words)] == words, args
+    assert "".join(f" {o}" for o in board.pnr_opts) in report.summary().splitlines()[0]
     assert (out / "wirespeed.bit").read_text() == "bits"
     assert wb.find_bitstream(COLORLIGHT, None, out) == out / "wirespeed.bit"
 
