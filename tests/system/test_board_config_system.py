@@ -31,9 +31,14 @@ DUT = f"router:rate={RATE},queue={QUEUE},latency=2us"
 
 
 @pytest.fixture(scope="module")
-def board_tester():
+def colorlight_binary():
+    return ensure_harness(config=BOARD_25F)
+
+
+@pytest.fixture(scope="module")
+def board_tester(colorlight_binary):
     """The URL of a simulation of the 25F build behind the router."""
-    binary = ensure_harness(config=BOARD_25F)
+    binary = colorlight_binary
     with contextlib.ExitStack() as stack:
         sim = stack.enter_context(SimProcess(parse_dut(DUT), binary=binary, ready_timeout=60))
         yield sim.url
@@ -95,11 +100,6 @@ V_COMMON = ["--sizes", "64", "--trial-duration", "2ms", "--wait", "100us", "--se
 @pytest.fixture(scope="module")
 def versa_binary():
     return ensure_harness(config=BOARD_45F)
-
-
-@pytest.fixture(scope="module")
-def colorlight_binary():
-    return ensure_harness(config=BOARD_25F)
 
 
 #: each board's build and whether it carries the learning phase (the ARP/ND responder)
