@@ -16,6 +16,7 @@ import sys
 
 import pytest
 from test_rfc2544_b2b_loss_system import analytic_back_to_back, analytic_forwarded
+from test_rfc2544_recovery_system import reset_time_bounds
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
@@ -153,8 +154,9 @@ def test_board_build_runs_recovery_and_reset(binary, learning, request, tmp_path
     assert V_RECOVER_NS - period_ns <= trial["recovery_ns"] <= V_RECOVER_NS + 1e9 / V_COLLAPSE + period_ns
     (trial,) = record["reset"]["trials"]
     assert trial["trigger"].startswith("hook: ")
-    expected = V_REBOOT_NS + 1e9 / V_RATE + V_LATENCY_NS
-    assert expected - 8 <= trial["reset_ns"] <= expected + 2 * 1e9 / trial["rate_fps"] + 8
+    low, high = reset_time_bounds(64, trial["rate_fps"], rate=V_RATE, latency_ns=V_LATENCY_NS,
+                                  reboot_ns=V_REBOOT_NS)
+    assert low <= trial["reset_ns"] <= high
 
 
 @pytest.mark.parametrize("binary, learning", BUILDS)
