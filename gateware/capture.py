@@ -186,7 +186,11 @@ class Capture(wiring.Component):
             with m.Case(TRIGGER_FCS):
                 m.d.comb += fires.eq(error)
             with m.Case(TRIGGER_NOT_TEST):
-                m.d.comb += fires.eq(~(test_sig & (length >= F.SIG_LEN)))
+                # length >= SIG_LEN as an OR of its high bits (SIG_LEN is a power of two), not
+                # a carry chain: this decides the index memory's write enable, which fans out
+                # across the part
+                assert F.SIG_LEN & (F.SIG_LEN - 1) == 0
+                m.d.comb += fires.eq(~(test_sig & length[(F.SIG_LEN - 1).bit_length():].any()))
         keep = Signal()
         m.d.comb += keep.eq(ending & ((state == STATE_CAPTURING) | ((state == STATE_ARMED) & fires)))
         m.d.comb += [

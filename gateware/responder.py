@@ -23,16 +23,25 @@ Transmit side: one frame at a time, without FCS (the MAC appends it), ARP frames
 60 bytes, advertisements 86 bytes. ``pending`` is high from the moment the frame is ready
 until its last byte is accepted, and ``source.valid`` equals it, so once a frame starts there
 is never a bubble from this side; data holds while ``ready`` is low. A request that is
-completed while a reply is being prepared or sent is counted but not answered.
+completed while a reply is being prepared or sent is counted but not answered. A reply is
+ready (``pending``) 6 cycles after the request's last byte, an advertisement 75 (its
+checksum is summed a byte at a time).
+
+Size: a frame is a program in a block RAM, one entry per byte (a constant, the checksum, or
+a byte of the addresses: ours and the requester's, all read through one multiplexer), and
+the receive side keeps only the fields a reply needs, comparing the target addresses with
+ours a byte at a time as they arrive. That keeps the block small enough for the
+Colorlight's LFE5U-25F (docs/performance.md).
 ``arp_replies`` counts ARP frames sent (replies and announcements), ``na_sent`` neighbour
 advertisements sent (solicited and unsolicited), both at their last byte.
 """
 
-from amaranth import Module, Signal, Cat, Const, Mux
+from amaranth import Module, Signal, Cat, Const, Mux, unsigned
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .streams import RxStream, TxStream
+from .streams import RxByte, RxStream, TxStream
 
 __all__ = ["Responder", "ENABLE_ARP", "ENABLE_NS", "CMD_GARP", "CMD_UNA", "ARP_FRAME_LEN",
            "NA_FRAME_LEN"]
@@ -51,9 +60,56 @@ IP_PROTO_ICMPV6 = 58
 NA_ICMP_LEN = 32     # NA header 24 + target link-layer address option 8
 
 
+#: the four frames the transmit side makes (bit 1: a neighbour advertisement)
+KIND_ARP_REPLY, KIND_ARP_ANNOUNCE, KIND_NA_SOLICITED, KIND_NA_GROUP = range(4)
+#: where a byte of a frame comes from: a constant, a byte of the addresses (FIELD), the
+#: ICMPv6 checksum
+SRC_CONST, SRC_FIELD, SRC_CSUM_HI, SRC_CSUM_LO = range(4)
+#: the address bytes a FIELD entry reads, most significant first: ours (the registers), then
+#: the requester's (kept from the frame being answered: Ethernet source, then bytes 22..37,
+#: the ARP sender addresses or the IPv6 source)
+F_MAC, F_IPV4, F_IPV6, F_ETH_SRC, F_A = 0, 6, 10, 26, 32
+F_SHA, F_SPA = F_A, F_A + 6
+
+
+def _program():
+    """{(kind, position): (source, value)} for every byte of the four frames."""
+    def const(*values):
+        return [(SRC_CONST, v) for v in values]
+
+    def field(first, n):
+        return [(SRC_FIELD, first + i) for i in range(n)]
+
+    def be(value, n):
+        return const(*value.to_bytes(n, "big"))
+
+    frames = {}
+    for kind in (KIND_ARP_REPLY, KIND_ARP_ANNOUNCE):
+        reply = kind == KIND_ARP_REPLY
+        frames[kind] = ((field(F_SHA, 6) if reply else be(BROADCAST_MAC, 6)) + field(F_MAC, 6)
+                        + const(0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 2 if reply else 1)
+                        + field(F_MAC, 6) + field(F_IPV4, 4)
+                        + (field(F_SHA, 6) if reply else const(*[0] * 6))
+                        + field(F_SPA if reply else F_IPV4, 4))
+        frames[kind] += const(*[0] * (ARP_FRAME_LEN - len(frames[kind])))
+    for kind in (KIND_NA_SOLICITED, KIND_NA_GROUP):
+        solicited = kind == KIND_NA_SOLICITED
+        frames[kind] = ((field(F_ETH_SRC, 6) if solicited else be(ALL_NODES_MAC, 6)) + field(F_MAC, 6)
+                        + const(0x86, 0xDD, 0x60, 0, 0, 0, 0, NA_ICMP_LEN, IP_PROTO_ICMPV6, 255)
+                        + field(F_IPV6, 16) + (field(F_A, 16) if solicited else be(ALL_NODES_IP, 16))
+                        + const(ICMPV6_NA, 0) + [(SRC_CSUM_HI, 0), (SRC_CSUM_LO, 0)]
+                        + const(NA_FLAG_S | NA_FLAG_O if solicited else NA_FLAG_O, 0, 0, 0)
+                        + field(F_IPV6, 16) + const(2, 1) + field(F_MAC, 6))
+    assert [len(frames[k]) for k in range(4)] == [ARP_FRAME_LEN] * 2 + [NA_FRAME_LEN] * 2
+    return {(kind, pos): entry for kind, frame in frames.items() for pos, entry in enumerate(frame)}
+
+
 def be_bytes(value, nbytes):
     """The bytes of ``value`` (a Value) most significant first."""
     return [value[8 * (nbytes - 1 - i):8 * (nbytes - i)] for i in range(nbytes)]
+
+
+PROGRAM = _program()
 
 
 class Responder(wiring.Component):
@@ -84,82 +140,65 @@ class Responder(wiring.Component):
         for name, reg in self._counters.items():
             m.d.comb += reg.eq(cnt[name])
 
-        # ---- receive: parse, in one pass, as an ARP request and as a neighbour solicitation
-        s = self.sink
-        beat, byte = s.valid, s.p.data
-        index = Signal(14)                       # position of the next byte (saturates)
-        idx = Signal(14)
-        m.d.comb += idx.eq(Mux(s.p.first, 0, index))
-        arp_ok, ns_ok = Signal(), Signal()       # every byte so far fits
+        # ---- receive: one pass parses the frame as an ARP request and as a neighbour
+        # solicitation: the fields a verdict or a reply needs go into shift registers (newest
+        # byte at the bottom), the target addresses are compared with ours a byte at a time,
+        # and the frame is judged at its end
+        # the input, registered: the MAC's byte comes out of its storage through logic
+        beat, p = Signal(), Signal(RxByte)
+        m.d.sync += [beat.eq(self.sink.valid), p.eq(self.sink.p)]
+        byte = p.data
+        index = Signal(14)                       # position of this byte (saturates; 0 after a last)
         eth_src = Signal(48)                     # bytes 6..11
+        hdr = Signal(80)                         # bytes 12..21: ethertype, ARP or IPv6 header
         a = Signal(128)                          # bytes 22..37: ARP SHA/SPA/THA, IPv6 source
-        plen = Signal(16)                        # IPv6 payload length, bytes 18..19
-        acc = Signal(32)                         # sum of the 16-bit words from byte 22 on
-        with m.If(beat):
-            m.d.sync += index.eq(Mux(idx == 2**14 - 1, idx, idx + 1))
-            with m.If(s.p.first):
-                m.d.sync += [arp_ok.eq(1), ns_ok.eq(1), acc.eq(0)]
-            with m.If((idx >= 6) & (idx < 12)):
-                m.d.sync += eth_src.eq(Cat(byte, eth_src[:-8]))
-            with m.If((idx >= 22) & (idx < 38)):
-                m.d.sync += a.eq(Cat(byte, a[:-8]))
-            with m.If((idx >= 22) & (idx < 54 + plen)):
-                m.d.sync += acc.eq(acc + Mux(idx[0], byte, Cat(Const(0, 8), byte)))
-            with m.Switch(idx):
-                for pos, want in ((12, 0x08), (13, 0x06), (14, 0x00), (15, 0x01), (16, 0x08),
-                                  (17, 0x00), (18, 6), (19, 4), (20, 0), (21, 1)):
-                    with m.Case(pos):
-                        with m.If(byte != want):
-                            m.d.sync += arp_ok.eq(0)
-                        if pos == 12:
-                            with m.If(byte != 0x86):
-                                m.d.sync += ns_ok.eq(0)
-                        elif pos == 13:
-                            with m.If(byte != 0xDD):
-                                m.d.sync += ns_ok.eq(0)
-                        elif pos == 14:
-                            with m.If(byte[4:] != 6):
-                                m.d.sync += ns_ok.eq(0)
-                        elif pos == 18:
-                            m.d.sync += plen[8:].eq(byte)
-                        elif pos == 19:
-                            m.d.sync += plen[:8].eq(byte)
-                        elif pos == 20:
-                            with m.If(byte != IP_PROTO_ICMPV6):
-                                m.d.sync += ns_ok.eq(0)
-                        elif pos == 21:
-                            with m.If(byte != 255):
-                                m.d.sync += ns_ok.eq(0)
-                for k, want in enumerate(be_bytes(ipv4, 4)):
-                    with m.Case(38 + k):
-                        with m.If(byte != want):
-                            m.d.sync += arp_ok.eq(0)
-                for pos, want in ((54, ICMPV6_NS), (55, 0)):
-                    with m.Case(pos):
-                        with m.If(byte != want):
-                            m.d.sync += ns_ok.eq(0)
-                for k, want in enumerate(be_bytes(ipv6, 16)):
-                    with m.Case(62 + k):
-                        with m.If(byte != want):
-                            m.d.sync += ns_ok.eq(0)
+        a_zero = Signal()                        # bytes 22..37 are all zero (IPv6 source ::)
+        tpa_ok, tgt_ok = Signal(), Signal()      # bytes 38..41 are arp.ipv4, 62..77 arp.ipv6
+        icmp = Signal(16)                        # bytes 54..55: ICMPv6 type and code
+        plen = hdr[16:32]                        # IPv6 payload length (bytes 18..19, from byte 22 on)
+        acc = Signal(17)                         # ones' complement sum of the 16-bit words from byte 22 on
 
-        # end of frame, stage A: latch the verdict and the fields (a new frame may start now)
+        def shift(reg, lo, hi):
+            with m.If((index >= lo) & (index < hi)):
+                m.d.sync += reg.eq(Cat(byte, reg[:-8]))
+
+        with m.If(beat):
+            m.d.sync += index.eq(Mux(p.last, 0, Mux(index == 2**14 - 1, index, index + 1)))
+            with m.If(p.first):
+                m.d.sync += [acc.eq(0), a_zero.eq(1), tpa_ok.eq(1), tgt_ok.eq(1)]
+            shift(eth_src, 6, 12)
+            shift(hdr, 12, 22)
+            shift(a, 22, 38)
+            shift(icmp, 54, 56)
+            # the target addresses, compared a byte at a time with ours
+            with m.If((index >= 38) & (index < 42) & (byte != ipv4.word_select(~(index[:2] - 38)[:2], 8))):
+                m.d.sync += tpa_ok.eq(0)
+            with m.If((index >= 62) & (index < 78) & (byte != ipv6.word_select(~(index[:4] - 62)[:4], 8))):
+                m.d.sync += tgt_ok.eq(0)
+            with m.If((index >= 22) & (index < 38) & (byte != 0)):
+                m.d.sync += a_zero.eq(0)
+            with m.If((index >= 22) & (index < 54 + plen)):
+                m.d.sync += acc.eq(acc[:16] + acc[16] + Mux(index[0], byte, Cat(Const(0, 8), byte)))
+
+        # end of frame, stage A: the verdicts from the captured fields (a new frame may start
+        # now: it reaches the first captured byte, 6, long after stage B has used them)
         done, done_err = Signal(), Signal()
         done_len = Signal(14)
-        m.d.sync += done.eq(beat & s.p.last)
-        with m.If(beat & s.p.last):
-            m.d.sync += [done_err.eq(s.p.error), done_len.eq(idx + 1)]
+        m.d.sync += done.eq(beat & p.last)
+        with m.If(beat & p.last):
+            m.d.sync += [done_err.eq(p.error), done_len.eq(index + 1)]
         arp_hit, ns_pre, done2 = Signal(), Signal(), Signal()
-        r_eth_src, r_a = Signal(48), Signal(128)
-        total = Signal(32)
-        m.d.comb += total.eq(acc + plen + IP_PROTO_ICMPV6)
+        total = Signal(18)
+        m.d.comb += total.eq(acc[:16] + acc[16] + plen + IP_PROTO_ICMPV6)
         f1 = Signal(17)
+        arp_hdr = int.from_bytes(bytes([0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 1]), "big")
+        ns_hdr = ((hdr[64:80] == 0x86DD) & (hdr[60:64] == 6) & (hdr[8:16] == IP_PROTO_ICMPV6)
+                  & (hdr[0:8] == 255) & (icmp == ICMPV6_NS << 8))
         m.d.sync += done2.eq(done)
         with m.If(done):
             m.d.sync += [
-                arp_hit.eq(arp_ok & ~done_err & (done_len >= 42)),
-                ns_pre.eq(ns_ok & ~done_err & (plen >= 24) & (done_len >= 54 + plen)),
-                r_eth_src.eq(eth_src), r_a.eq(a),
+                arp_hit.eq((hdr == arp_hdr) & tpa_ok & ~done_err & (done_len >= 42)),
+                ns_pre.eq(ns_hdr & tgt_ok & ~done_err & (plen >= 24) & (done_len >= 54 + plen)),
                 f1.eq(total[:16] + total[16:]),
             ]
         # stage B: the checksum verdict; count and answer
@@ -172,83 +211,103 @@ class Responder(wiring.Component):
         with m.If(done2 & ns_hit):
             m.d.sync += cnt["ns_received"].eq(cnt["ns_received"] + 1)
 
-        # ---- transmit
-        want_garp, want_una = Signal(), Signal()
-        is_na = Signal()
-        op = Signal(8)
-        dst_mac, tha = Signal(48), Signal(48)
-        tpa = Signal(32)
-        dst_ip = Signal(128)
-        flags = Signal(8)
+        # ---- transmit: a frame is a program, one entry per byte (PROGRAM), in a pipeline of
+        # three stages that move together (adv): the block RAM's read, the entry in use, the
+        # byte it made. A field entry reads one byte of the addresses (ours, and the
+        # requester's, kept from the frame being answered) through one multiplexer. An
+        # advertisement runs its program twice: from byte 22, summing the bytes for the
+        # ICMPv6 checksum, then from byte 0, sending.
+        r_eth_src, r_a = Signal(48), Signal(128)
+        fields = Cat(*(be_bytes(mac, 6) + be_bytes(ipv4, 4) + be_bytes(ipv6, 16)
+                       + be_bytes(r_eth_src, 6) + be_bytes(r_a, 16)))
+        kind = Signal(2)
+        fetch = Signal(7)                        # the position whose entry is read next
+        m.submodules.program = program = Memory(
+            shape=unsigned(10), depth=512,
+            init=[cls | val << 2 for cls, val in (PROGRAM.get((k, pos), (0, 0))
+                                                  for k in range(4) for pos in range(128))])
+        rd = program.read_port(domain="sync")   # a block RAM: entries come out registered
+        rd_pos = Signal(7)                       # the position of the entry being read
+        rd_ok = Signal()                         # an entry has been read
+        entry_cls, entry_val = Signal(2), Signal(8)
+        entry_pos = Signal(7)                    # the position of the entry in use
+        entry_ok = Signal()
+        byte_out = Signal(8)                     # the byte the entry in use makes
+        data, data_pos, data_ok = Signal(8), Signal(7), Signal()    # the byte made
+        summing = Signal()                       # the checksum field reads as zero
         csum = Signal(16)
-        sum_ = Signal(24)
-        step = Signal(4)
-        tx_idx = Signal(7)
+        adv = Signal()                           # the pipeline moves: read, use, make the byte
+        m.d.comb += [rd.addr.eq(Cat(fetch, kind)), rd.en.eq(adv)]
+        with m.If(adv):
+            m.d.sync += [rd_pos.eq(fetch), fetch.eq(fetch + 1), rd_ok.eq(1),
+                         entry_cls.eq(rd.data[:2]), entry_val.eq(rd.data[2:]), entry_pos.eq(rd_pos),
+                         entry_ok.eq(rd_ok),
+                         data.eq(byte_out), data_pos.eq(entry_pos), data_ok.eq(entry_ok)]
+        with m.Switch(entry_cls):
+            with m.Case(SRC_CONST):
+                m.d.comb += byte_out.eq(entry_val)
+            with m.Case(SRC_FIELD):
+                m.d.comb += byte_out.eq(fields.word_select(entry_val[:6], 8))
+            with m.Case(SRC_CSUM_HI):
+                m.d.comb += byte_out.eq(Mux(summing, 0, csum[8:]))
+            with m.Case(SRC_CSUM_LO):
+                m.d.comb += byte_out.eq(Mux(summing, 0, csum[:8]))
+        is_na = kind[1]
+        last_pos = Mux(is_na, NA_FRAME_LEN - 1, ARP_FRAME_LEN - 1)
 
-        arp_bytes = (be_bytes(dst_mac, 6) + be_bytes(mac, 6) + [0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0]
-                     + [op] + be_bytes(mac, 6) + be_bytes(ipv4, 4) + be_bytes(tha, 6) + be_bytes(tpa, 4))
-        arp_bytes += [0] * (ARP_FRAME_LEN - len(arp_bytes))
-        na_bytes = (be_bytes(dst_mac, 6) + be_bytes(mac, 6) + [0x86, 0xDD, 0x60, 0, 0, 0, 0, NA_ICMP_LEN,
-                                                               IP_PROTO_ICMPV6, 255]
-                    + be_bytes(ipv6, 16) + be_bytes(dst_ip, 16) + [ICMPV6_NA, 0] + be_bytes(csum, 2)
-                    + [flags, 0, 0, 0] + be_bytes(ipv6, 16) + [2, 1] + be_bytes(mac, 6))
-        assert len(arp_bytes) == ARP_FRAME_LEN and len(na_bytes) == NA_FRAME_LEN
+        want_garp, want_una = Signal(), Signal()
+        sum_ = Signal(24)
+
+        def start(m, k, first_pos):
+            m.d.sync += [kind.eq(k), fetch.eq(first_pos), rd_ok.eq(0), entry_ok.eq(0), data_ok.eq(0)]
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.sync += tx_idx.eq(0)
                 with m.If(done2 & arp_hit & enable[0]):
-                    m.d.sync += [is_na.eq(0), op.eq(2), dst_mac.eq(r_a[80:128]), tha.eq(r_a[80:128]),
-                                 tpa.eq(r_a[48:80])]
+                    start(m, KIND_ARP_REPLY, 0)
+                    m.d.sync += [r_a.eq(a)]
                     m.next = "SEND"
                 with m.Elif(done2 & ns_hit & enable[1]):
-                    dad = r_a == 0
-                    m.d.sync += [is_na.eq(1), dst_mac.eq(Mux(dad, ALL_NODES_MAC, r_eth_src)),
-                                 dst_ip.eq(Mux(dad, ALL_NODES_IP, r_a)),
-                                 flags.eq(Mux(dad, NA_FLAG_O, NA_FLAG_S | NA_FLAG_O)),
-                                 sum_.eq(0), step.eq(0)]
+                    start(m, Mux(a_zero, KIND_NA_GROUP, KIND_NA_SOLICITED), 22)
+                    m.d.sync += [r_eth_src.eq(eth_src), r_a.eq(a), sum_.eq(NA_ICMP_LEN + IP_PROTO_ICMPV6)]
                     m.next = "CSUM"
                 with m.Elif(want_garp):
-                    m.d.sync += [is_na.eq(0), op.eq(1), dst_mac.eq(BROADCAST_MAC), tha.eq(0),
-                                 tpa.eq(ipv4), want_garp.eq(0)]
+                    start(m, KIND_ARP_ANNOUNCE, 0)
+                    m.d.sync += want_garp.eq(0)
                     m.next = "SEND"
                 with m.Elif(want_una):
-                    m.d.sync += [is_na.eq(1), dst_mac.eq(ALL_NODES_MAC), dst_ip.eq(ALL_NODES_IP),
-                                 flags.eq(NA_FLAG_O), sum_.eq(0), step.eq(0), want_una.eq(0)]
+                    start(m, KIND_NA_GROUP, 22)
+                    m.d.sync += [want_una.eq(0), sum_.eq(NA_ICMP_LEN + IP_PROTO_ICMPV6)]
                     m.next = "CSUM"
             with m.State("CSUM"):
-                # ICMPv6 checksum over the pseudo-header and the advertisement, 16 bits a term:
-                # source and target are both ipv6, hence twice its words
-                m.d.sync += step.eq(step + 1)
-                with m.If(step < 8):
-                    m.d.sync += sum_.eq(sum_ + (ipv6.word_select(step[:3], 16) << 1)
-                                        + dst_ip.word_select(step[:3], 16))
-                with m.Elif(step == 8):
-                    m.d.sync += sum_.eq(sum_ + (NA_ICMP_LEN + IP_PROTO_ICMPV6 + (ICMPV6_NA << 8) + 0x0201)
-                                        + Cat(Const(0, 8), flags) + mac[:16] + mac[16:32] + mac[32:])
-                with m.Elif(step == 9):
-                    m.d.sync += sum_.eq(sum_[:16] + sum_[16:])
-                with m.Else():
-                    m.d.sync += csum.eq(~(sum_[:16] + sum_[16]))
-                    m.next = "SEND"
+                # the ICMPv6 checksum: the advertisement from byte 22 (the pseudo-header's
+                # addresses, then the ICMPv6 message with its checksum field zero) in 16-bit
+                # words, plus the pseudo-header's length and next header
+                m.d.comb += [summing.eq(1), adv.eq(1)]
+                with m.If(data_ok):
+                    m.d.sync += sum_.eq(sum_ + Mux(data_pos[0], data, Cat(Const(0, 8), data)))
+                    with m.If(data_pos == NA_FRAME_LEN - 1):
+                        m.next = "FOLD"
+            with m.State("FOLD"):
+                m.d.sync += sum_.eq(sum_[:16] + sum_[16:])
+                m.next = "FOLD2"
+            with m.State("FOLD2"):
+                m.d.sync += csum.eq(~(sum_[:16] + sum_[16]))
+                start(m, kind, 0)
+                m.next = "SEND"
             with m.State("SEND"):
-                m.d.comb += [self.pending.eq(1), self.source.valid.eq(1),
-                             self.source.p.first.eq(tx_idx == 0),
-                             self.source.p.last.eq(tx_idx == Mux(is_na, NA_FRAME_LEN - 1, ARP_FRAME_LEN - 1))]
-                with m.Switch(tx_idx):
-                    for i in range(NA_FRAME_LEN):
-                        with m.Case(i):
-                            arp_b = arp_bytes[i] if i < ARP_FRAME_LEN else 0
-                            m.d.comb += self.source.p.data.eq(Mux(is_na, na_bytes[i], arp_b))
-                with m.If(self.source.ready):
-                    m.d.sync += tx_idx.eq(tx_idx + 1)
-                    with m.If(self.source.p.last):
-                        with m.If(is_na):
-                            m.d.sync += cnt["na_sent"].eq(cnt["na_sent"] + 1)
-                        with m.Else():
-                            m.d.sync += cnt["arp_replies"].eq(cnt["arp_replies"] + 1)
-                        m.d.sync += tx_idx.eq(0)
-                        m.next = "IDLE"
+                # data holds the byte at data_pos while the next ones are read
+                m.d.comb += [self.pending.eq(data_ok), self.source.valid.eq(data_ok),
+                             self.source.p.data.eq(data),
+                             self.source.p.first.eq(data_pos == 0),
+                             self.source.p.last.eq(data_pos == last_pos),
+                             adv.eq(~data_ok | self.source.ready)]
+                with m.If(data_ok & self.source.ready & self.source.p.last):
+                    with m.If(is_na):
+                        m.d.sync += cnt["na_sent"].eq(cnt["na_sent"] + 1)
+                    with m.Else():
+                        m.d.sync += cnt["arp_replies"].eq(cnt["arp_replies"] + 1)
+                    m.next = "IDLE"
 
         with m.If(self._cmd[0]):
             m.d.sync += want_garp.eq(1)

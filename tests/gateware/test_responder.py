@@ -282,3 +282,29 @@ def test_random_addresses_against_scapy():
             MAC, IP6, PEER_MAC, PEER_IP6 = saved
 
     run(h, bench)
+
+
+def test_reply_is_ready_as_documented():
+    """docs/capture.md: a reply is ready 6 cycles after the request's last byte, an
+    advertisement 75 (its checksum is summed a byte at a time)."""
+    h = Harness(1.0)
+    waited = {}
+
+    async def bench(ctx):
+        await h.setup(ctx)
+        for name, frame in (("arp", arp_request()), ("ns", ns())):
+            sink = h.dut.sink
+            for i, b in enumerate(frame):
+                ctx.set(sink.valid, 1)
+                ctx.set(sink.p, {"data": b, "first": i == 0, "last": i == len(frame) - 1, "error": 0})
+                await ctx.tick()
+            ctx.set(sink.valid, 0)
+            waited[name] = 0
+            while not ctx.get(h.dut.pending):
+                await ctx.tick()
+                waited[name] += 1
+            await h.settle(ctx, len(h.out) + 1)
+
+    run(h, bench)
+    assert waited == {"arp": 6, "ns": 75}
+    assert h.out == [arp_reply_golden(), na_golden()]

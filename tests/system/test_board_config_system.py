@@ -50,25 +50,19 @@ def _run(capsys, *args):
     return code, capsys.readouterr().err
 
 
-def test_throughput_and_back_to_back_on_the_board_build(board_tester, tmp_path, capsys):
-    code, err = _run(capsys, "--target", board_tester, "--no-learning", "--tests", "throughput,back-to-back",
-                     "--sizes", "64,1518", "--trial-duration", "2ms", "--wait", "100us", "--resolution", "1",
-                     "--calibration", "none", "--latency-trials", "1", "--b2b-trials", "2",
-                     "--b2b-max-burst", "200", "--out", str(tmp_path))
+def test_throughput_at_line_rate_on_the_board_build(board_tester, tmp_path, capsys):
+    """1518 B frames pass the router at line rate, above which nothing is offered (the 64 B
+    figures of this build are in the parametrized tests below)."""
+    code, err = _run(capsys, "--target", board_tester, "--no-learning", "--tests", "throughput",
+                     "--sizes", "1518", "--trial-duration", "2ms", "--wait", "100us", "--resolution", "1",
+                     "--calibration", "none", "--latency-trials", "1", "--out", str(tmp_path))
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "complete"
-    assert not any(note.startswith("sequence errors not counted") for note in record["notes"]), record["notes"]
-    throughput = {r["frame_size"]: r["throughput_fps"] for r in record["results"]}
-    # 64 B: the router's rate (its 16-frame queue hides up to 8 kfps more over 2 ms);
-    # 1518 B: line rate, above which nothing is offered
-    assert 0.97 * RATE <= throughput[64] <= 1.03 * RATE, throughput
-    assert throughput[1518] == pytest.approx(line_rate_fps(1518), rel=0.005), throughput
-    by_size = {r["frame_size"]: r for r in record["back_to_back"]}
-    assert abs(by_size[64]["mean_burst_frames"] - analytic_back_to_back(64, RATE, QUEUE)) <= 1, by_size[64]
-    for row in record["results"]:       # the analyzer on port 1 measured every latency past the router's 2 us
-        measured = [lat for lat in row["latency"] if lat["source"] == "measured"]
-        assert measured and measured[0]["frames"] > 0 and measured[0]["min_ns"] >= 2000, row["latency"]
+    (row,) = record["results"]
+    assert row["throughput_fps"] == pytest.approx(line_rate_fps(1518), rel=0.005), row["throughput_fps"]
+    measured = [lat for lat in row["latency"] if lat["source"] == "measured"]
+    assert measured and measured[0]["frames"] > 0 and measured[0]["min_ns"] >= 2000, row["latency"]
 
 
 @pytest.mark.parametrize("args, field, message", [
