@@ -181,8 +181,9 @@ SIM = TesterConfig()
 #: and the board's management logic leave room to route at 125 MHz: 8 streams without field
 #: modifiers (each modifier is ~1.5k LUT sites with its registers), one latency histogram and
 #: the per-stream receive statistics (~2.4k LUT sites and 4 DP16KD: sequence errors and system
-#: recovery), 66 % of the part; no ARP/ND responder (~1.5k LUT sites: with it the part is 74 %
-#: full and misses 125 MHz; give the DUT static ARP/ND entries) and no capture.
+#: recovery), 66 % of the part; no ARP/ND responder (~1.6k LUT sites: with it the part is 74 %
+#: full and misses 125 MHz, and in place of the statistics it misses by 1-6 %; give the DUT
+#: static ARP/ND entries) and no capture.
 #: Figures in docs/performance.md.
 BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=True, responder=False,
                          capture=False, capture_words=256, capture_frames=1, generators=0b01, analyzers=0b10)

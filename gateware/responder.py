@@ -156,27 +156,38 @@ class Responder(wiring.Component):
         tpa_ok, tgt_ok = Signal(), Signal()      # bytes 38..41 are arp.ipv4, 62..77 arp.ipv6
         icmp = Signal(16)                        # bytes 54..55: ICMPv6 type and code
         plen = hdr[16:32]                        # IPv6 payload length (bytes 18..19, from byte 22 on)
-        acc = Signal(17)                         # ones' complement sum of the 16-bit words from byte 22 on
+        # ones' complement sum (its carry added back at the next byte) of the pseudo-header's
+        # length and next header, then of the 16-bit words from byte 22 on
+        acc = Signal(17)
 
         def shift(reg, lo, hi):
             with m.If((index >= lo) & (index < hi)):
                 m.d.sync += reg.eq(Cat(byte, reg[:-8]))
 
+        # the target addresses are compared with ours a byte at a time: which target the next
+        # byte (index + 1) belongs to, and our byte it must equal, are registered a byte ahead
+        in_tpa, in_tgt = Signal(), Signal()
+        want4, want6 = Signal(8), Signal(8)
         with m.If(beat):
-            m.d.sync += index.eq(Mux(p.last, 0, Mux(index == 2**14 - 1, index, index + 1)))
+            m.d.sync += [index.eq(Mux(p.last, 0, Mux(index == 2**14 - 1, index, index + 1))),
+                         in_tpa.eq(~p.last & (index >= 37) & (index < 41)),
+                         want4.eq(ipv4.word_select(~(index[:2] - 37)[:2], 8)),
+                         in_tgt.eq(~p.last & (index >= 61) & (index < 77)),
+                         want6.eq(ipv6.word_select(~(index[:4] - 61)[:4], 8))]
             with m.If(p.first):
                 m.d.sync += [acc.eq(0), a_zero.eq(1), tpa_ok.eq(1), tgt_ok.eq(1)]
             shift(eth_src, 6, 12)
             shift(hdr, 12, 22)
             shift(a, 22, 38)
             shift(icmp, 54, 56)
-            # the target addresses, compared a byte at a time with ours
-            with m.If((index >= 38) & (index < 42) & (byte != ipv4.word_select(~(index[:2] - 38)[:2], 8))):
+            with m.If(in_tpa & (byte != want4)):
                 m.d.sync += tpa_ok.eq(0)
-            with m.If((index >= 62) & (index < 78) & (byte != ipv6.word_select(~(index[:4] - 62)[:4], 8))):
+            with m.If(in_tgt & (byte != want6)):
                 m.d.sync += tgt_ok.eq(0)
             with m.If((index >= 22) & (index < 38) & (byte != 0)):
                 m.d.sync += a_zero.eq(0)
+            with m.If(index == 20):              # bytes 18..19, the payload length, are in hdr's bottom
+                m.d.sync += acc.eq(hdr[0:16] + IP_PROTO_ICMPV6)
             with m.If((index >= 22) & (index < 54 + plen)):
                 m.d.sync += acc.eq(acc[:16] + acc[16] + Mux(index[0], byte, Cat(Const(0, 8), byte)))
 
@@ -188,8 +199,6 @@ class Responder(wiring.Component):
         with m.If(beat & p.last):
             m.d.sync += [done_err.eq(p.error), done_len.eq(index + 1)]
         arp_hit, ns_pre, done2 = Signal(), Signal(), Signal()
-        total = Signal(18)
-        m.d.comb += total.eq(acc[:16] + acc[16] + plen + IP_PROTO_ICMPV6)
         f1 = Signal(17)
         arp_hdr = int.from_bytes(bytes([0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 1]), "big")
         ns_hdr = ((hdr[64:80] == 0x86DD) & (hdr[60:64] == 6) & (hdr[8:16] == IP_PROTO_ICMPV6)
@@ -199,7 +208,7 @@ class Responder(wiring.Component):
             m.d.sync += [
                 arp_hit.eq((hdr == arp_hdr) & tpa_ok & ~done_err & (done_len >= 42)),
                 ns_pre.eq(ns_hdr & tgt_ok & ~done_err & (plen >= 24) & (done_len >= 54 + plen)),
-                f1.eq(total[:16] + total[16:]),
+                f1.eq(acc[:16] + acc[16]),
             ]
         # stage B: the checksum verdict; count and answer
         f2 = Signal(16)
