@@ -161,19 +161,30 @@ class Responder(wiring.Component):
         # length and next header, then of the 16-bit words from byte 22 on
         acc = Signal(17)
 
+        # where a byte belongs is registered a byte ahead (the comparisons with the index are
+        # carry chains, and the shift registers' enables fan out wide): region(lo, hi) is high
+        # while the byte is one of lo..hi-1
+        def region(lo, hi):
+            flag = Signal(name=f"in_{lo}_{hi}")
+            with m.If(beat):
+                m.d.sync += flag.eq(~p.last & (index >= lo - 1) & (index < hi - 1))
+            return flag
+
         def shift(reg, lo, hi):
-            with m.If((index >= lo) & (index < hi)):
+            with m.If(beat & region(lo, hi)):
                 m.d.sync += reg.eq(Cat(byte, reg[:-8]))
 
-        # the target addresses are compared with ours a byte at a time: which target the next
-        # byte (index + 1) belongs to, and our byte it must equal, are registered a byte ahead
-        in_tpa, in_tgt = Signal(), Signal()
+        # likewise the target addresses, compared with ours a byte at a time: our byte the
+        # next byte must equal; and the checksum's bytes, 22 up to the end of the payload
+        # (54 + its length): sum_stop, the index of its last byte, is known at byte 20
+        in_tpa, in_tgt = region(38, 42), region(62, 78)
+        in_a = region(22, 38)
         want4, want6 = Signal(8), Signal(8)
+        in_sum = Signal()
+        sum_stop = Signal(17)
         with m.If(beat):
             m.d.sync += [index.eq(Mux(p.last, 0, Mux(index == 2**14 - 1, index, index + 1))),
-                         in_tpa.eq(~p.last & (index >= 37) & (index < 41)),
                          want4.eq(ipv4.word_select(~(index[:2] - 37)[:2], 8)),
-                         in_tgt.eq(~p.last & (index >= 61) & (index < 77)),
                          want6.eq(ipv6.word_select(~(index[:4] - 61)[:4], 8))]
             with m.If(p.first):
                 m.d.sync += [acc.eq(0), a_zero.eq(1), tpa_ok.eq(1), tgt_ok.eq(1)]
@@ -185,12 +196,16 @@ class Responder(wiring.Component):
                 m.d.sync += tpa_ok.eq(0)
             with m.If(in_tgt & (byte != want6)):
                 m.d.sync += tgt_ok.eq(0)
-            with m.If((index >= 22) & (index < 38) & (byte != 0)):
+            with m.If(in_a & (byte != 0)):
                 m.d.sync += a_zero.eq(0)
             with m.If(index == 20):              # bytes 18..19, the payload length, are in hdr's bottom
-                m.d.sync += acc.eq(hdr[0:16] + IP_PROTO_ICMPV6)
-            with m.If((index >= 22) & (index < 54 + plen)):
+                m.d.sync += [acc.eq(hdr[0:16] + IP_PROTO_ICMPV6), sum_stop.eq(hdr[0:16] + 53)]
+            with m.If(in_sum):
                 m.d.sync += acc.eq(acc[:16] + acc[16] + Mux(index[0], byte, Cat(Const(0, 8), byte)))
+            with m.If(index == 21):
+                m.d.sync += in_sum.eq(1)
+            with m.If(p.last | (index == sum_stop)):
+                m.d.sync += in_sum.eq(0)
 
         # end of frame, stage A: the verdicts from the captured fields (a new frame may start
         # now: it reaches the first captured byte, 6, long after stage B has used them)
@@ -199,8 +214,7 @@ class Responder(wiring.Component):
         m.d.sync += done.eq(beat & p.last)
         with m.If(beat & p.last):
             m.d.sync += [done_err.eq(p.error), done_len.eq(index + 1)]
-        arp_hit, ns_pre, done2 = Signal(), Signal(), Signal()
-        f1 = Signal(17)
+        arp_hit, ns_pre, ns_sum_ok, done2 = Signal(), Signal(), Signal(), Signal()
         arp_hdr = int.from_bytes(bytes([0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0, 1]), "big")
         ns_hdr = ((hdr[64:80] == 0x86DD) & (hdr[60:64] == 6) & (hdr[8:16] == IP_PROTO_ICMPV6)
                   & (hdr[0:8] == 255) & (icmp == ICMPV6_NS << 8))
@@ -209,13 +223,13 @@ class Responder(wiring.Component):
             m.d.sync += [
                 arp_hit.eq((hdr == arp_hdr) & tpa_ok & ~done_err & (done_len >= 42)),
                 ns_pre.eq(ns_hdr & tgt_ok & ~done_err & (plen >= 24) & (done_len >= 54 + plen)),
-                f1.eq(acc[:16] + acc[16]),
+                # the sum folded is 0xFFFF: acc[:16] + acc[16] (at most 0x10000, which folds to
+                # 1) is 0xFFFF, which two compares tell without an adder
+                ns_sum_ok.eq((acc == 0x0FFFF) | (acc == 0x1FFFE)),
             ]
-        # stage B: the checksum verdict; count and answer
-        f2 = Signal(16)
-        m.d.comb += f2.eq(f1[:16] + f1[16])
+        # stage B: count and answer
         ns_hit = Signal()
-        m.d.comb += ns_hit.eq(ns_pre & (f2 == 0xFFFF))
+        m.d.comb += ns_hit.eq(ns_pre & ns_sum_ok)
         with m.If(done2 & arp_hit):
             m.d.sync += cnt["arp_requests"].eq(cnt["arp_requests"] + 1)
         with m.If(done2 & ns_hit):

@@ -12,7 +12,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Board", "MDIOBus", "BOARDS", "get", "names"]
+__all__ = ["Board", "BuildVariant", "MDIOBus", "BOARDS", "get", "names"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,19 @@ class MDIOBus:
     resource: tuple[str, int]
     ports: tuple[int, ...]
     phy_addrs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class BuildVariant:
+    """Another build of a board (``wirespeed build --variant NAME``): another TesterConfig
+    preset, for a part too small to carry every optional block at once, with the seed that
+    met timing for it."""
+    name: str
+    #: name of the TesterConfig preset in wirespeed.gateware.config
+    config_preset: str
+    default_seed: int
+    #: what it has and lacks against the board's default build, in a line
+    description: str
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,8 @@ class Board:
     #: after ``--seed``: the default seed met timing with them, so they are part of the
     #: recipe (docs/performance.md records both)
     pnr_opts: tuple[str, ...] = ()
+    #: other builds than the default (``config_preset``, ``default_seed``), by name
+    variants: tuple[BuildVariant, ...] = ()
     #: LED resource indices showing port i's link (may be empty)
     link_leds: tuple[int, ...] = ()
     #: openFPGALoader arguments that select the cable/board (before the bitstream)

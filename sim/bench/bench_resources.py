@@ -68,6 +68,7 @@ CAPACITY = {"LUT4": 24288, "TRELLIS_FF": 24288, "DP16KD": 56, "MULT18X18D": 28}
 CAPACITY_45F = {"LUT4": 43848, "TRELLIS_FF": 43848, "DP16KD": 108, "MULT18X18D": 72}
 #: the part each --config preset is measured against
 PARTS = {"sim": ("LFE5U-25F", CAPACITY), "board_25f": ("LFE5U-25F", CAPACITY),
+         "board_25f_learning": ("LFE5U-25F", CAPACITY),
          "board_45f": ("LFE5UM-45F", CAPACITY_45F)}
 #: the configuration the blocks are built with (set from --config)
 CONFIG = {"name": "sim", "config": SIM}

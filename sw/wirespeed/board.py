@@ -194,9 +194,23 @@ def get_board(name: str):
     return boards.BOARDS[name]
 
 
-def default_out_dir(board_name: str) -> Path:
+def default_out_dir(board_name: str, variant: str | None = None) -> Path:
+    """``~/.cache/wirespeed/build/BOARD`` (``BOARD-VARIANT`` for another build of it)."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "wirespeed" / "build" / board_name
+    return cache / "wirespeed" / "build" / (board_name if variant is None else f"{board_name}-{variant}")
+
+
+def build_variant(board, variant: str | None):
+    """The board's build named ``variant`` (:class:`hw.boards.BuildVariant`), None for its
+    default build; BoardError (one line, naming the others) for a name it does not have."""
+    if variant is None:
+        return None
+    chosen = {v.name: v for v in board.variants}.get(variant)
+    if chosen is None:
+        builds = ", ".join(v.name for v in board.variants) or "none, only the default build"
+        raise BoardError("--variant", f"{board.name} has no build {variant!r}; its other builds: {builds}",
+                         exit_code=2)
+    return chosen
 
 
 def _tool_env() -> dict[str, str]:
@@ -248,19 +262,25 @@ def _run_nextpnr(argv: list[str], cwd: Path, env: dict[str, str], log_path: Path
 
 
 def build(board_name: str, *, seed: int | None = None, out: Path | None = None, config=None,
-          log: Callable[[str], None] = lambda line: None,
+          variant: str | None = None, log: Callable[[str], None] = lambda line: None,
           pnr_args: Callable[[list[str]], list[str]] | None = None) -> BuildReport:
     """Build the bitstream of ``board_name``; returns the report (timing met), raises
-    :class:`BoardError` (one line) otherwise. ``config``: a TesterConfig instead of the
-    board's preset. ``pnr_args``: rewrites nextpnr's arguments (diagnostic builds of
-    sim/bench/bench_board_build.py: another part, another router). ``seed``: nextpnr's
-    placement seed, by default the board's ``default_seed``."""
+    :class:`BoardError` (one line) otherwise. ``variant``: one of the board's other builds
+    (:attr:`hw.boards.Board.variants`: its preset and seed). ``config``: a TesterConfig
+    instead of the board's (or the variant's) preset. ``pnr_args``: rewrites nextpnr's
+    arguments (diagnostic builds of sim/bench/bench_board_build.py: another part, another
+    router). ``seed``: nextpnr's placement seed, by default the board's (or the variant's)
+    ``default_seed``."""
     board = get_board(board_name)
+    preset, default_seed = board.config_preset, board.default_seed
+    chosen = build_variant(board, variant)
+    if chosen is not None:
+        preset, default_seed = chosen.config_preset, chosen.default_seed
     if seed is None:
-        seed = board.default_seed
+        seed = default_seed
     if seed < 0:
         raise BoardError("--seed", f"must be 0 or more, not {seed}", exit_code=2)
-    out = Path(out) if out is not None else default_out_dir(board_name)
+    out = Path(out) if out is not None else default_out_dir(board_name, variant)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -271,9 +291,15 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
     from wirespeed.gateware.board_top import BoardTop   # noqa: PLC0415 (Amaranth is slow to import)
 
     t0 = time.monotonic()
+    config_name = repr(config) if config is not None else preset
+    if config is None and preset != board.config_preset:
+        from wirespeed.gateware import config as presets   # noqa: PLC0415
+        config = getattr(presets, preset)
     top = BoardTop(board, config=config)
-    config_name = board.config_preset if config is None and top.config is not None else (
-        repr(config) if config is not None else "default (no TesterConfig)")
+    if top.config is None:
+        config_name = "default (no TesterConfig)"
+    if chosen is not None:
+        log(f"build {chosen.name!r}: {chosen.description}")
     log(f"elaborating {board.name} (tester config {config_name}, management {top.bridge_kind})")
     report_file = f"{TOP_NAME}_report.json"
     from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ   # noqa: PLC0415
@@ -334,28 +360,31 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
 
 # Flashing -----------------------------------------------------------------------------------------------
 
-def find_bitstream(board_name: str, bitstream: Path | None, out: Path | None = None) -> Path:
+def find_bitstream(board_name: str, bitstream: Path | None, out: Path | None = None,
+                   variant: str | None = None) -> Path:
     if bitstream is not None:
         if not Path(bitstream).is_file():
             raise BoardError("--bitstream", f"no such file: {bitstream}", exit_code=2)
         return Path(bitstream)
-    out = Path(out) if out is not None else default_out_dir(board_name)
+    out = Path(out) if out is not None else default_out_dir(board_name, variant)
     bit = out / f"{TOP_NAME}.bit"
     if bit.is_file():
         return bit
     if (out / f"{TOP_NAME}.timing-failed.bit").is_file():
         raise BoardError("--bitstream", f"the last build in {out} did not meet timing; rebuild (another --seed) "
                                         "or pass --bitstream explicitly", exit_code=2)
-    raise BoardError("--bitstream", f"no bitstream in {out}; run `wirespeed build --board {board_name}` first",
-                     exit_code=2)
+    again = f"wirespeed build --board {board_name}" + (f" --variant {variant}" if variant else "")
+    raise BoardError("--bitstream", f"no bitstream in {out}; run `{again}` first", exit_code=2)
 
 
 def flash(board_name: str, *, bitstream: Path | None = None, out: Path | None = None, flash_memory: bool = False,
-          run: Callable = subprocess.run) -> list[str]:
-    """Load the bitstream into the board (SRAM, or the SPI flash with ``flash_memory``);
-    returns the command run."""
+          variant: str | None = None, run: Callable = subprocess.run) -> list[str]:
+    """Load the bitstream into the board (SRAM, or the SPI flash with ``flash_memory``):
+    ``bitstream``, or the last build in ``out`` (by default the folder of the board's build
+    ``variant``, or of its default build); returns the command run."""
     board = get_board(board_name)
-    bit = find_bitstream(board_name, bitstream, out)
+    build_variant(board, variant)
+    bit = find_bitstream(board_name, bitstream, out, variant)
     env = _tool_env()
     tool = env["OPENFPGALOADER"]
     if shutil.which(tool, path=env["PATH"]) is None:

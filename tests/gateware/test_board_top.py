@@ -1,7 +1,6 @@
 """Runs the cocotb tests of the tester in its board configurations (cocotb/board_top.py) in
 Verilator: the configuration word, the map hash and a stream through a cable."""
 
-import dataclasses
 import os
 
 import pytest
@@ -17,10 +16,9 @@ from wirespeed.sim.toolchain import cache_dir, verilator_env
 HERE = os.path.join(os.path.dirname(__file__), "cocotb")
 
 
-#: builds under test: the presets, and the 25F's one-way build with the responder (on its
-#: receiving port only), by id.config word
-BUILDS = {"board_25f": PRESETS["board_25f"], "board_45f": PRESETS["board_45f"],
-          "one_way_responder": dataclasses.replace(PRESETS["board_25f"], responder=True)}
+#: builds under test: the boards' presets (the 25F's learning build has the responder on
+#: its receiving port only)
+BUILDS = {name: PRESETS[name] for name in ("board_25f", "board_25f_learning", "board_45f")}
 
 
 @pytest.fixture(scope="module", params=list(BUILDS))
@@ -46,6 +44,5 @@ def test_board_top(board_build, case):
     config = BUILDS[name]
     if case == "receiving_port_answers_arp" and not config.responder:
         pytest.skip(f"{name} is built without the ARP/ND responder")
-    ws_config = name if name in PRESETS else hex(config.word())
     runner.test(hdl_toplevel=SIM_TOP, test_module="board_top", testcase=case, test_dir=HERE,
-                build_dir=build_dir, extra_env={"WS_CONFIG": ws_config, "PYTHONWARNINGS": "ignore::DeprecationWarning"})
+                build_dir=build_dir, extra_env={"WS_CONFIG": name, "PYTHONWARNINGS": "ignore::DeprecationWarning"})

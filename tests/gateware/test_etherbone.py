@@ -307,21 +307,25 @@ def reference_engine(frames):
 # SLIP + CRC ------------------------------------------------------------------------------------
 
 
-def run_deframer(stream_bytes, errors_at=()):
+def run_deframer(stream_bytes, errors_at=(), ready_p=1.0):
+    """The frames the deframer makes of ``stream_bytes``, its output ready with probability
+    ``ready_p`` each cycle, and its bad-frame count."""
     dut = SlipCrcRx()
     frames, current = [], bytearray()
     out = {}
+    rng = random.Random(7)
 
     async def bench(ctx):
-        ctx.set(dut.o.ready, 1)
         n, idle = 0, 0
-        while n < len(stream_bytes) or idle < 4:     # then drain what the deframer holds
+        while n < len(stream_bytes) or idle < 20:    # then drain what the deframer holds
             offer = n < len(stream_bytes)
             ctx.set(dut.i.valid, offer)
             if offer:
                 ctx.set(dut.i.payload, {"data": stream_bytes[n], "error": n in errors_at})
+            ready = rng.random() < ready_p
+            ctx.set(dut.o.ready, ready)
             taken = offer and ctx.get(dut.i.ready)
-            if ctx.get(dut.o.valid):
+            if ready and ctx.get(dut.o.valid):
                 current.append(ctx.get(dut.o.payload.data))
                 if ctx.get(dut.o.payload.last):
                     frames.append((bytes(current), bool(ctx.get(dut.o.payload.drop))))
@@ -339,14 +343,15 @@ def run_deframer(stream_bytes, errors_at=()):
     return frames, out["bad"]
 
 
-def test_deframer_checks_crc_and_unescapes():
+@pytest.mark.parametrize("ready_p", [1.0, 0.3])
+def test_deframer_checks_crc_and_unescapes(ready_p):
     payloads = [bytes([0xC0, 0xDB, 0x01, 0xDC, 0xDD, 0xC0]), bytes(range(256)), b"\x00"]
     stream = b"".join(slip_frame(p) for p in payloads)
-    frames, bad = run_deframer(stream)
+    frames, bad = run_deframer(stream, ready_p=ready_p)
     assert frames == [(p, False) for p in payloads] and bad == 0
     corrupt = bytearray(slip_frame(payloads[1]))
     corrupt[100] ^= 0x10
-    frames, bad = run_deframer(b"\xc0\xc0\x01\x02\xc0" + bytes(corrupt) + slip_frame(b"ok"))
+    frames, bad = run_deframer(b"\xc0\xc0\x01\x02\xc0" + bytes(corrupt) + slip_frame(b"ok"), ready_p=ready_p)
     damaged = bytearray(payloads[1])
     damaged[99] ^= 0x10
     assert frames == [(bytes(damaged), True), (b"ok", False)] and bad == 2   # short and corrupt

@@ -200,7 +200,8 @@ def test_answers_and_ignores(ready_p):
         bad = bytearray(ns())
         bad[56] ^= 0x01                                               # ICMPv6 checksum
         await case(bytes(bad))
-        assert await h.counters(ctx) == (1, 1, 3, 3)
+        await case(ns() + bytes([0x5A] * 6), na_golden())             # a trailer after the payload: not summed
+        assert await h.counters(ctx) == (1, 1, 4, 4)
 
         # enable bits: counted, not answered
         await h.csr.write(ctx, "p0.arp.enable", 2)
@@ -209,7 +210,7 @@ def test_answers_and_ignores(ready_p):
         await h.csr.write(ctx, "p0.arp.enable", 1)
         await case(ns())
         await case(arp_request(), arp_reply_golden())
-        assert await h.counters(ctx) == (3, 2, 5, 4)
+        assert await h.counters(ctx) == (3, 2, 6, 5)
 
         # commands: announcement and unsolicited advertisement (always sent)
         await h.csr.write(ctx, "p0.arp.enable", 0)
@@ -227,7 +228,7 @@ def test_answers_and_ignores(ready_p):
         expect += [garp_golden(), na_golden("33:33:00:00:00:01", "ff02::1", S=0)]
         await h.settle(ctx, len(expect))
         assert h.out == expect
-        assert await h.counters(ctx) == (3, 4, 5, 6)
+        assert await h.counters(ctx) == (3, 4, 6, 7)
 
     run(h, bench)
 

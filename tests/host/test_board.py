@@ -3,6 +3,7 @@ build flow's verdicts (fits / timing met) with a fake toolchain, ``wirespeed bui
 ``wirespeed flash`` errors (one line, exit code), and the board register bank's placement."""
 
 import json
+import re
 import stat
 import sys
 from pathlib import Path
@@ -267,6 +268,40 @@ def test_build_that_meets_timing(fake_tools, monkeypatch):
     assert wb.find_bitstream(COLORLIGHT, None, out) == out / "wirespeed.bit"
 
 
+def test_build_variant_uses_its_preset_and_its_seed(fake_tools, monkeypatch):
+    """--variant learning: the Colorlight's other preset (here a small stand-in with the
+    responder), elaborated, with the variant's recorded seed and the board's options."""
+    from wirespeed.gateware import config
+    ok = json.loads(json.dumps(REPORT))
+    ok["fmax"]["$glbnet$rx1_clk"]["achieved"] = 140.0
+    monkeypatch.setenv("FAKE_REPORT", json.dumps(ok))
+    monkeypatch.setattr(config, "BOARD_25F_LEARNING", config.TesterConfig(**{**SMALL, "responder": True}))
+    board = wb.get_board(COLORLIGHT)
+    (variant,) = [v for v in board.variants if v.name == "learning"]
+    assert variant.config_preset == "BOARD_25F_LEARNING"
+    out = fake_tools / "out"
+    lines = []
+    report = wb.build(COLORLIGHT, out=out, variant="learning", log=lines.append)
+    assert lines[0] == f"build 'learning': {variant.description}"
+    assert report.seed == variant.default_seed and (out / "seed.txt").read_text() == str(variant.default_seed)
+    assert report.config == "BOARD_25F_LEARNING" and "tester config BOARD_25F_LEARNING" in report.summary()
+    assert report.pnr_opts == list(board.pnr_opts)
+    responder = re.compile(r"\.port\d\.resp\b")
+    assert responder.search((out / "wirespeed.il").read_text())        # the variant's responder was elaborated
+    report = wb.build(COLORLIGHT, out=out, variant="learning", seed=9, config=_small_config())
+    assert report.seed == 9 and (out / "seed.txt").read_text() == "9"
+    assert not responder.search((out / "wirespeed.il").read_text())    # an explicit config wins
+
+
+def test_cli_build_unknown_variant_is_one_line_exit_2(capsys, tmp_path):
+    code, _, err = run(capsys, "build", "--board", COLORLIGHT, "--variant", "nope", "--out", str(tmp_path))
+    assert code == 2
+    assert "colorlight-5a-75b-v7 has no build 'nope'; its other builds: learning" in one_line(err, "--variant")
+    code, _, err = run(capsys, "build", "--board", "versa-ecp5", "--variant", "learning", "--out", str(tmp_path))
+    assert code == 2 and "its other builds: none, only the default build" in one_line(err, "--variant")
+    assert not any(tmp_path.iterdir())
+
+
 def test_build_that_does_not_fit_stops_nextpnr_early(fake_tools, monkeypatch):
     monkeypatch.setenv("FAKE_LOG", LOG)
     monkeypatch.setenv("FAKE_HANG", "1")
@@ -311,6 +346,13 @@ def test_cli_flash_errors(capsys, tmp_path, monkeypatch):
     code, _, err = run(capsys, "flash", "--board", COLORLIGHT, "--bitstream", str(bit))
     assert code == 1
     assert "apt-get install openfpgaloader" in one_line(err, "flash")
+    code, _, err = run(capsys, "flash", "--board", "versa-ecp5", "--variant", "learning", "--bitstream", str(bit))
+    assert code == 2 and "versa-ecp5 has no build 'learning'" in one_line(err, "--variant")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    code, _, err = run(capsys, "flash", "--board", COLORLIGHT, "--variant", "learning")
+    assert code == 2
+    assert (f"no bitstream in {tmp_path / 'cache' / 'wirespeed' / 'build' / (COLORLIGHT + '-learning')}; run "
+            f"`wirespeed build --board {COLORLIGHT} --variant learning` first") in one_line(err, "--bitstream")
 
 
 def test_flash_runs_openfpgaloader_with_the_board_cable(tmp_path, monkeypatch):
@@ -333,6 +375,11 @@ def test_flash_runs_openfpgaloader_with_the_board_cable(tmp_path, monkeypatch):
     assert argv == [str(fake), "-c", "ft232", "-m", str(bit)] == calls[0]
     argv = wb.flash("versa-ecp5", bitstream=bit, flash_memory=True, run=record)
     assert argv[1:] == ["-c", "ft2232", "-f", str(bit)]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))     # the variant's own folder
+    learning = tmp_path / "cache" / "wirespeed" / "build" / f"{COLORLIGHT}-learning" / "wirespeed.bit"
+    learning.parent.mkdir(parents=True)
+    learning.write_text("bits")
+    assert wb.flash(COLORLIGHT, variant="learning", run=record)[-1] == str(learning)
 
     class Failed:
         returncode = 3
@@ -344,6 +391,7 @@ def test_flash_runs_openfpgaloader_with_the_board_cable(tmp_path, monkeypatch):
 def test_default_out_dir_is_outside_the_source_tree(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert wb.default_out_dir(COLORLIGHT) == tmp_path / "wirespeed" / "build" / COLORLIGHT
+    assert wb.default_out_dir(COLORLIGHT, "learning") == tmp_path / "wirespeed" / "build" / f"{COLORLIGHT}-learning"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert REPO not in wb.default_out_dir(COLORLIGHT).parents
 

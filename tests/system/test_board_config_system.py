@@ -7,7 +7,10 @@ test_rfc2544_b2b_loss_system.py and test_rfc2544_recovery_system.py):
   errors counted, without the learning phase, and what this build cannot carry (learning,
   both directions) refused with one line;
 * the Versa's (``BOARD_45F``: one way, with the responder and per-stream statistics): every
-  RFC 2544 test, with the learning phase."""
+  RFC 2544 test, with the learning phase;
+* the Colorlight's other build (``BOARD_25F_LEARNING``, ``--variant learning``: the responder
+  in place of the per-stream statistics): the learning phase and the tests that need no
+  per-stream statistics, and system recovery, which does, refused with one line."""
 
 import contextlib
 import json
@@ -20,7 +23,7 @@ from test_rfc2544_recovery_system import reset_time_bounds
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.gateware.config import BOARD_25F, BOARD_45F
+from wirespeed.gateware.config import BOARD_25F, BOARD_25F_LEARNING, BOARD_45F
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
@@ -101,10 +104,10 @@ def versa_binary():
 BUILDS = [pytest.param("versa_binary", True, id="versa"), pytest.param("colorlight_binary", False, id="colorlight")]
 
 
-def _board_run(binary, dut, tmp_path, capsys, *args, reset_hook=False, learning=True):
+def _board_run(binary, dut, tmp_path, capsys, *args, reset_hook=False, learning=True, stats=True):
     """Run the CLI on a fresh simulation of a board's build behind ``dut``; ``reset_hook``:
     reset the DUT through :data:`V_HOOK`, aimed at that simulation; ``learning``: with the
-    learning phase (else ``--no-learning``)."""
+    learning phase (else ``--no-learning``); ``stats``: the build has per-stream statistics."""
     if not learning:
         args = ["--no-learning", *args]
     with SimProcess(parse_dut(dut), binary=binary, ready_timeout=60) as sim:
@@ -114,8 +117,9 @@ def _board_run(binary, dut, tmp_path, capsys, *args, reset_hook=False, learning=
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "complete"
-    # the per-stream statistics count sequence errors: no note that they are not counted
-    assert not any(note.startswith("sequence errors not counted") for note in record["notes"]), record["notes"]
+    # the per-stream statistics count sequence errors: a note says so when there are none
+    unseen = [note for note in record["notes"] if note.startswith("sequence errors not counted")]
+    assert bool(unseen) != stats, record["notes"]
     if not learning:
         return record
     phase = record["learning"]
@@ -171,3 +175,34 @@ def test_board_build_runs_throughput_back_to_back_and_frame_loss(binary, learnin
         t = p["trial"]
         assert abs(t["rx_frames"] - analytic_forwarded(t["tx_frames"], p["offered_fps"], V_RATE, V_QUEUE)) <= 1, p
         assert t["tx_frames"] == math.ceil(p["offered_fps"] * 2e-3)
+
+
+# The Colorlight's learning build ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def learning_binary():
+    return ensure_harness(config=BOARD_25F_LEARNING)
+
+
+def test_learning_build_runs_the_learning_phase(learning_binary, tmp_path, capsys):
+    """The responder answers the learning phase on the 25F's other build; throughput and
+    back-to-back follow the router as on the default build, loss counted without the
+    per-stream statistics (frames sent - frames received)."""
+    record = _board_run(learning_binary, V_PLAIN, tmp_path, capsys, "--tests", "throughput,back-to-back",
+                        "--b2b-trials", "2", "--b2b-max-burst", "400", learning=True, stats=False)
+    (row,) = record["results"]
+    assert 0.99 * V_RATE <= row["throughput_fps"] <= V_RATE + (V_QUEUE + 1) / 2e-3, row["throughput_fps"]
+    (b2b,) = record["back_to_back"]
+    assert abs(b2b["mean_burst_frames"] - analytic_back_to_back(64, V_RATE, V_QUEUE)) <= 1, b2b
+
+
+def test_learning_build_refuses_system_recovery(learning_binary, tmp_path, capsys):
+    with SimProcess(parse_dut(V_PLAIN), binary=learning_binary, ready_timeout=60) as sim:
+        code, err = _run(capsys, "--target", sim.url, *V_COMMON, "--out", str(tmp_path / "r"),
+                         "--tests", "throughput,system-recovery")
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("wirespeed: error: --tests: "), err
+    assert "built without per-stream receive statistics, which system-recovery needs" in lines[0], err
+    assert not (tmp_path / "r").exists()

@@ -1,7 +1,7 @@
 """cocotb tests of the tester built with a board configuration (wirespeed.gateware.config,
-preset named by WS_CONFIG, or its id.config word): it reports its configuration and map,
-carries traffic from port 0 to port 1 through a cable, and its receiving port answers ARP
-(a build with the responder). Run from test_board_top.py."""
+preset named by WS_CONFIG): it reports its configuration and map, carries traffic from port
+0 to port 1 through a cable, and its receiving port answers ARP (a build with the
+responder). Run from test_board_top.py."""
 
 import collections
 import os
@@ -19,7 +19,7 @@ from wirespeed.host.program import fit_to_build, port_program_writes
 from wirespeed.streams import PortProgram, StreamSpec
 
 _NAME = os.environ["WS_CONFIG"]
-CONFIG = PRESETS[_NAME] if _NAME in PRESETS else TesterConfig.from_word(int(_NAME, 0))
+CONFIG = PRESETS[_NAME]
 RMAP = build_register_map(CONFIG)
 CLK_NS = 8
 
