@@ -251,7 +251,8 @@ class UartBridge(wiring.Component):
         m.submodules.uart_rx = urx = UartRx(self.divisor)
         m.submodules.uart_tx = utx = UartTx(self.divisor)
         # a block RAM whose ports never meet (synth_hints): its data out goes straight to the
-        # stage register behind it, without the collision LUT that made a 8.2 ns path on the 25F
+        # stage register behind it, without the collision LUT that made 8.1-8.4 ns paths on
+        # the 25F
         fifo = SyncFIFOBuffered(width=9, depth=self.rx_fifo_depth)
         m.submodules[no_collision_name("fifo")] = fifo
         m.submodules.deframe = deframe = SlipCrcRx()

@@ -6,10 +6,10 @@ board build (and the benchmarks) run right after reading the design, :data:`YOSY
   (:func:`no_collision_name`: the memory's own name, or the name of a submodule all of
   whose memories are such, e.g. Amaranth's ``SyncFIFOBuffered``: it reads a word only once
   the word is in, and writes none while full). Amaranth's read ports either see the write
-  (transparent) or the old word; an ECP5 block RAM guarantees neither between its two ports, so yosys adds
-  logic (a LUT) behind the block RAM's data out for either, where its 5.8 ns clock-to-out
-  leaves no room at 125 MHz. Told that such a collision reads undefined data
-  (``COLLISION_X_MASK``), it adds nothing. The design must keep its promise: simulation
+  (transparent) or the old word; an ECP5 block RAM guarantees neither between its two
+  ports, so yosys adds logic (a LUT) behind the block RAM's data out for either, where its
+  5.8 ns clock-to-out leaves no room at 125 MHz. Told that such a collision reads undefined
+  data (``COLLISION_X_MASK``), it adds nothing. The design must keep its promise: simulation
   still reads the old word, a board would read garbage.
 """
 
