@@ -292,9 +292,9 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
 
     t0 = time.monotonic()
     config_name = repr(config) if config is not None else preset
-    if config is None and preset != board.config_preset:
+    if config is None and chosen is not None:           # BoardTop itself takes the board's own preset
         from wirespeed.gateware import config as presets   # noqa: PLC0415
-        config = getattr(presets, preset)
+        config = getattr(presets, chosen.config_preset)
     top = BoardTop(board, config=config)
     if top.config is None:
         config_name = "default (no TesterConfig)"
