@@ -224,3 +224,26 @@ def run_calibration(device, ident: GatewareId, target: str, sizes: Sequence[int]
                                                   mean_ns=mean - shift, source="derived")))
     return Calibration(target=target, dut=dut or {}, gateware=ident, cable_delay_ns=cable_delay_ns,
                        trial_duration_ns=duration_ns, wait_ns=wait_ns, points=points)
+
+
+# The default simulation's automatic calibration ---------------------------------------------------------
+
+CAL_SIM_DUT = "loopback:delay=0ns"
+#: calibration trials on a cable: short (the delay is constant), a short wait (nothing is queued)
+CAL_DEFAULTS = {"sim": {"trial": 1_000_000, "wait": 100_000}, "board": {"trial": 1_000_000_000, "wait": 100_000_000}}
+
+
+def auto_calibration(sizes: Sequence[int], on_status=None) -> Calibration:
+    """The calibration of the default sim target: the same simulation with a zero-delay loopback
+    (a cable), one short trial per frame size (ConnectError, CalibrationError)."""
+    from .host.tester import connect
+
+    with connect("sim", CAL_SIM_DUT, on_status=on_status) as tester:
+        if on_status:
+            on_status("calibrating the tester pipeline delay on a loopback simulation")
+        try:
+            return run_calibration(tester, tester.ident, "sim", sizes, duration_ns=CAL_DEFAULTS["sim"]["trial"],
+                                   wait_ns=CAL_DEFAULTS["sim"]["wait"], cable_delay_ns=0, dut=tester.dut)
+        finally:
+            if on_status:
+                on_status(None)

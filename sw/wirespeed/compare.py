@@ -541,17 +541,23 @@ def _results_csv(path: Path, name: str, table: str = "Throughput") -> str:
     elif table != "Throughput":
         raise CompareError("--table", f"{table} comes from a results folder's {table}.csv, not from {name}; "
                                       "give the folder")
+    import json
+
     from pydantic import ValidationError
 
-    from .results import RunRecord, throughput_csv
+    from .results.record import RunRecord, upgrade
+    from .rfc2544.suite.throughput import throughput_csv
 
     text = _read_text(path, name)
     try:
-        record = RunRecord.model_validate_json(text)
+        data = json.loads(text)
+        record = RunRecord.model_validate(upgrade(data) if isinstance(data, dict) else data)
     except ValidationError as exc:
         raise CompareError(name, f"not a wirespeed results.json ({exc.error_count()} problems, the first: "
                                  f"{exc.errors()[0]['msg']})") from None
-    return throughput_csv(record.results)
+    except ValueError as exc:
+        raise CompareError(name, f"not a wirespeed results.json ({exc})") from None
+    return throughput_csv(record.results_of("throughput"))
 
 
 def _is_results(path: Path) -> bool:

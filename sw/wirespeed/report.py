@@ -28,11 +28,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
 
 from . import sizes
 from .ethernet import line_rate_fps
 from .results import RunRecord, atomic_write_text, tables_of
+from .results.resume import RecordError
+from .results.resume import load_record as _load_record
 
 __all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report"]
 
@@ -60,31 +61,10 @@ class Report:
 
 def load_record(results_dir: Path) -> RunRecord:
     """The run record of a results folder (ReportError when it is not one)."""
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ReportError(results_dir, "no such directory; expected a results folder with results.json "
-                                       "(from 'wirespeed rfc2544 --out DIR')")
-    path = results_dir / "results.json"
-    if not path.is_file():
-        raise ReportError(path, "missing; expected the results.json written by 'wirespeed rfc2544'")
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ReportError(path, f"malformed JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); "
-                                "expected a wirespeed results.json") from None
-    if not isinstance(data, dict) or not str(data.get("format", "")).startswith("wirespeed-results/"):
-        raise ReportError(path, "not a wirespeed results file; expected a JSON object with "
-                                "format 'wirespeed-results/1'")
-    try:
-        return RunRecord.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top)"
-        raise ReportError(path, f"not a valid wirespeed results file ({where}: {first['msg']}); "
-                                "expected a results.json written by 'wirespeed rfc2544'") from None
+        return _load_record(results_dir)
+    except RecordError as exc:
+        raise ReportError(exc.path, exc.message) from None
 
 
 # Tables -------------------------------------------------------------------------------------------------
@@ -150,7 +130,7 @@ def _plot_points(ax, points, style: str, label: str, color: str | None = None) -
 
 
 def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
-    results = record.results
+    results = record.results_of("throughput")
     if not results:
         return {}
     points = [r.frame_size for r in results]
@@ -176,7 +156,7 @@ def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
 
 def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     by_def: dict[str, list] = {}
-    for r in record.results:
+    for r in record.results_of("throughput"):
         for lat in r.latency:
             if lat.available and lat.min_ns is not None:
                 by_def.setdefault(lat.definition, []).append((r.frame_size, lat))
@@ -200,7 +180,7 @@ def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
 
 def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     series = []     # (size, kind, data)
-    for r in record.results:
+    for r in record.results_of("throughput"):
         best = r.best
         if best is None or not best.rx_frames:
             continue
@@ -248,7 +228,7 @@ def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
             ax.set_xlabel("latency (µs)")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    definition = record.parameters.latency_definition.replace("_", " ")
+    definition = record.parameters_of("throughput").latency_definition.replace("_", " ")
     fig.suptitle(_title(record, f"Latency distribution per frame size at the throughput rate ({definition}, "
                                 f"{'calibrated' if record.latency_calibrated else 'raw'})"), fontsize="medium")
     fig.tight_layout()
@@ -256,7 +236,7 @@ def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
 
 
 def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
-    curves = [r for r in record.frame_loss if r.points]
+    curves = [r for r in record.results_of("frame-loss") if r.points]
     if not curves:
         return {}
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -274,7 +254,7 @@ def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
 
 
 def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
-    results = [r for r in record.back_to_back if r.repetitions]
+    results = [r for r in record.results_of("back-to-back") if r.repetitions]
     if not results:
         return {}
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -429,41 +409,41 @@ def _header_rows(record: RunRecord) -> list[tuple[str, object]]:
     g = record.gateware
     gateware = f"version {g.version_text or g.version} (0x{g.version:06x}), register map 0x{g.map_hash:08x}, " \
                f"{g.clk_hz / 1e6:g} MHz, {g.n_ports} ports"
-    p = record.parameters
+    p = record.tests[0].parameters if record.tests else None
     rows: list[tuple[str, object]] = [
         ("Tool", f"{record.tool.get('name', 'wirespeed')} {record.tool.get('version', '')}"),
         ("Gateware", gateware),
         ("Target", record.target),
         ("DUT", ", ".join(f"{k}={v}" for k, v in record.dut.items()) or "(not described)"),
         ("Test", record.test),
-        ("Tests run", ", ".join(record.tests)),
+        ("Tests run", ", ".join(record.test_names)),
         ("Status", record.status + (f": {record.error}" if record.error else "")),
         ("Started (UTC)", record.started_utc),
         ("Last update (UTC)", record.updated_utc),
-        ("Frame sizes (bytes)", ", ".join(map(str, p.frame_sizes))),
     ]
-    if "throughput" in record.tests:
-        rows += [("Trial duration", _fmt_ns(p.trial_duration_ns)), ("Wait after trial", _fmt_ns(p.wait_ns)),
-                 ("Search resolution", f"{p.resolution_pct:g} % of line rate"),
-                 ("Max trials per size", p.max_trials),
-                 ("Latency definition measured", p.latency_definition.replace("_", " ")),
+    if p is not None:
+        rows.append(("Frame sizes (bytes)", ", ".join(map(str, p.frame_sizes))))
+    t = record.parameters_of("throughput")
+    if t is not None:
+        rows += [("Trial duration", _fmt_ns(t.trial_duration_ns)), ("Wait after trial", _fmt_ns(t.wait_ns)),
+                 ("Search resolution", f"{t.resolution_pct:g} % of line rate"),
+                 ("Max trials per size", t.max_trials),
+                 ("Latency definition measured", t.latency_definition.replace("_", " ")),
                  ("Latency calibrated", "yes" if record.latency_calibrated else "no")]
-    rows.append(("Ports", f"tx {p.tx_port} → rx {p.rx_port}"))
+    if p is not None:
+        rows.append(("Ports", f"tx {p.tx_port} → rx {p.rx_port}"))
     if record.calibration:
         rows.append(("Calibration", record.calibration.get("source", "")))
         delays = record.calibration.get("pipeline_delay_ns")
         if delays:
             rows.append(("Pipeline delay subtracted (ns)", json.dumps(delays, separators=(", ", ": "))))
-    if record.frame_loss_parameters is not None:
-        fl = record.frame_loss_parameters
-        rows.append(("Frame loss parameters", ", ".join(
-            f"{k}={v}" for k, v in fl.model_dump(mode="json", exclude={"frame_sizes", "addresses", "learning"}).items()
-            if v is not None)))
-    if record.back_to_back_parameters is not None:
-        bb = record.back_to_back_parameters
-        rows.append(("Back-to-back parameters", ", ".join(
-            f"{k}={v}" for k, v in bb.model_dump(mode="json", exclude={"frame_sizes", "addresses", "learning"}).items()
-            if v is not None)))
+    for name, label in (("frame-loss", "Frame loss parameters"), ("back-to-back", "Back-to-back parameters")):
+        params = record.parameters_of(name)
+        if params is not None:
+            rows.append((label, ", ".join(
+                f"{k}={v}" for k, v in params.model_dump(mode="json", exclude={"frame_sizes", "addresses",
+                                                                               "learning"}).items()
+                if v is not None)))
     if record.learning:
         rows.append(("Learning phase", json.dumps(record.learning, separators=(", ", ": "))[:600]))
     return rows

@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address
+from ipaddress import IPv4Address, IPv6Address, IPv6Network, ip_address
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator

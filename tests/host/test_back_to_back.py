@@ -9,16 +9,16 @@ import pytest
 from fakes import make_trial
 
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.rfc2544.back_to_back import (
+from wirespeed.rfc2544 import events as ev
+from wirespeed.rfc2544.search import search_burst
+from wirespeed.rfc2544.suite.back_to_back import (
     BackToBackConfig,
-    BackToBackObserver,
     BackToBackResult,
     BurstRepetition,
+    back_to_back_csv,
     buffer_time,
     run_back_to_back,
-    search_burst,
 )
-from wirespeed.results import back_to_back_csv
 
 
 @dataclass
@@ -118,15 +118,16 @@ class FakeBurstTester:
         raise AssertionError("no learning asked for")
 
 
-class Recorder(BackToBackObserver):
+class Recorder:
     def __init__(self):
         self.events = []
 
-    def b2b_trial_done(self, repetition, step, burst, result):
-        self.events.append((result.frame_size, repetition, step, burst, result.passed))
-
-    def b2b_size_done(self, result):
-        self.events.append(("result", result.frame_size))
+    def __call__(self, event):
+        if isinstance(event, ev.TrialDone):
+            self.events.append((event.result.frame_size, event.tags["repetition"], event.step,
+                                event.tags["burst_frames"], event.result.passed))
+        elif isinstance(event, ev.SizeDone):
+            self.events.append(("result", event.result.frame_size))
 
 
 def test_run_back_to_back_repeats_the_search_per_size():

@@ -6,6 +6,7 @@ import pytest
 from ebserver import EtherboneServer, serve_identity
 from fakes import make_trial
 from test_cli import FAST, assert_one_line_error, run
+from records import parameters
 
 from wirespeed.calibration import (Calibration, CalibrationError, calibration_flows, load_calibration,
                                    run_calibration)
@@ -210,7 +211,7 @@ def test_board_run_without_calibration_says_so(capsys, regmap, tmp_path):
     record = json.loads(out)
     assert record["latency_calibrated"] is False and record["calibration"] is None
     assert any("latency not calibrated" in note for note in record["notes"])
-    assert record["parameters"]["latency_definition"] == "store_and_forward"
+    assert parameters(record, "throughput")["latency_definition"] == "store_and_forward"
 
 
 def test_calibrated_trial_figures(regmap):

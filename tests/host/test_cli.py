@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from ebserver import EtherboneServer, serve_identity
+from records import parameters, results
 
 from wirespeed import __version__
 from wirespeed.cli import main
@@ -217,8 +218,8 @@ def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):
     assert record == json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "complete" and record["target"] == server.url
     assert record["dut"] == {"description": "a cable"}
-    assert record["parameters"]["trial_duration_ns"] == 2000 and record["parameters"]["resolution_pct"] == 10
-    assert record["results"][0]["throughput_fps"] == 0.0 and record["results"][0]["trials"] == 5
+    assert parameters(record, "throughput")["trial_duration_ns"] == 2000 and parameters(record, "throughput")["resolution_pct"] == 10
+    assert results(record, "throughput")[0]["throughput_fps"] == 0.0 and results(record, "throughput")[0]["trials"] == 5
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 5
     assert "scaled down from RFC 2544" in err
     rows = (tmp_path / "Throughput.csv").read_text().splitlines()

@@ -5,6 +5,8 @@ import json
 
 import pytest
 from ebserver import EtherboneServer, serve_identity
+import records
+from records import parameters, results
 
 from wirespeed.cli import main
 
@@ -51,14 +53,14 @@ def test_back_to_back_and_frame_loss_against_a_register_file(capsys, regmap, tmp
     assert code == 0, err
     record = json.loads(out)
     assert record == json.loads((tmp_path / "results.json").read_text())
-    assert record["status"] == "complete" and record["tests"] == ["frame-loss", "back-to-back"]
-    assert record["test"] == "rfc2544-frame-loss+back-to-back" and record["results"] == []
-    b2b, = record["back_to_back"]
+    assert record["status"] == "complete" and records.names(record) == ["frame-loss", "back-to-back"]
+    assert record["test"] == "rfc2544-frame-loss+back-to-back" and results(record, "throughput") == []
+    b2b, = results(record, "back-to-back")
     assert [r["burst_frames"] for r in b2b["repetitions"]] == [0, 0] and b2b["max_burst"] == 100
     assert b2b["repetitions"][0]["bursts"] == [100, 50, 25, 12, 6, 3, 1] and b2b["repetitions"][1]["bursts"] == [1]
     assert b2b["corrected_buffer_time_s"] is None
-    assert record["back_to_back_parameters"]["repetitions"] == 2
-    loss, = record["frame_loss"]
+    assert parameters(record, "back-to-back")["repetitions"] == 2
+    loss, = results(record, "frame-loss")
     assert [p["offered_pct"] for p in loss["points"]] == [100, 50] and not loss["settled"]
     lines = [json.loads(line) for line in (tmp_path / "trials.jsonl").read_text().splitlines()]
     assert [line["test"] for line in lines] == ["frame-loss"] * 2 + ["back-to-back"] * 8

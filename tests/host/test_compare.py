@@ -346,14 +346,16 @@ def test_results_folders_and_patterns(tmp_path):
 
 
 def test_results_json_gives_its_throughput_figures(tmp_path):
-    from wirespeed.results import RunRecord, throughput_csv
+    from wirespeed.results import RunRecord
+    from wirespeed.rfc2544.suite.throughput import throughput_csv
 
     record = RunRecord.model_validate({
         "target": "sim", "dut": {"model": "router"},
         "gateware": {"magic": 0x57535044, "version": 0x000100, "map_hash": 1, "clk_hz": 125_000_000, "n_ports": 2},
-        "parameters": {"frame_sizes": [64], "trial_duration_ns": 10_000_000, "wait_ns": 1_000_000}})
+        "tests": [{"name": "throughput", "parameters": {"frame_sizes": [64], "trial_duration_ns": 10_000_000,
+                                                         "wait_ns": 1_000_000}}]})
     (tmp_path / "results.json").write_text(record.model_dump_json())
-    assert throughput_csv(record.results).startswith("frame_size_B,offered_fps")
+    assert throughput_csv(record.results_of("throughput")).startswith("frame_size_B,offered_fps")
     with pytest.raises(CompareError, match="header row only"):
         load_set(str(tmp_path), "offered_fps")
     with pytest.raises(CompareError, match="no column 'bogus'"):

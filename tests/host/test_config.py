@@ -7,6 +7,7 @@ import textwrap
 import pytest
 from ebserver import EtherboneServer, serve_identity
 from typer.main import get_command
+from records import parameters
 
 from wirespeed import cli, config
 from wirespeed.cli import main
@@ -154,7 +155,7 @@ def test_the_run_sees_the_file_values(capsys, tmp_path, monkeypatch):
         seen.append(dut)
         raise cli.InputError("--dut", "stopped by the test")
 
-    monkeypatch.setattr(cli, "_rtl_dut", stop)
+    monkeypatch.setattr(cli.rfc2544, "rtl_dut", stop)
     code, _, err = run(capsys, "rfc2544", "--config", write(tmp_path, "run.toml", RUN_TOML))
     assert code == 2 and seen == ["router:rate=400k,queue=256,latency=20us"]
     assert one_line_error(err) == "run.toml: dut: stopped by the test".replace(
@@ -191,8 +192,8 @@ def test_a_whole_run_from_a_file(capsys, regmap, tmp_path):
     assert code == 0, err
     record = json.loads(out)
     assert record["dut"] == {"description": "a cable"} and record["target"] == server.url
-    assert record["parameters"]["trial_duration_ns"] == 2000 and record["parameters"]["resolution_pct"] == 10
-    assert record["parameters"]["frame_sizes"] == [64]
+    assert parameters(record, "throughput")["trial_duration_ns"] == 2000 and parameters(record, "throughput")["resolution_pct"] == 10
+    assert parameters(record, "throughput")["frame_sizes"] == [64]
     kept = record["config_file"]           # the run's file, whole, in the self-describing results
     assert kept["path"].endswith("run.toml") and "resolution = 10" in kept["text"] and len(kept["sha256"]) == 64
 
@@ -235,7 +236,7 @@ def test_the_loaded_file_is_kept_for_the_results(tmp_path):
     ("run.toml", "resolution = 0\n", "run.toml: resolution: a percentage of line rate in (0, 100], e.g. 0.1; "
                                      "not '0'"),
     ("run.toml", "sizes = [64, 9000]\n", "run.toml: sizes: frame size 9000: the tester sends 64..1518 bytes"),
-    ("run.toml", 'tests = ["latency"]\n', "run.toml: tests: one or more of throughput, back-to-back, frame-loss, "
+    ("run.toml", 'tests = ["latency"]\n', "run.toml: tests: one or more of throughput, frame-loss, back-to-back, "
                                           "system-recovery, reset; not 'latency'"),
     ("run.toml", "max-trials = 0\n", "run.toml: max-trials: "),
     ("run.yaml", "trial-duration: 10 parsecs\n", "run.yaml: trial-duration: "),

@@ -7,24 +7,23 @@ from pathlib import Path
 import pytest
 from fakes import FakeTester
 
-from wirespeed.rfc2544.throughput import ThroughputConfig, ThroughputObserver, run_throughput
-from wirespeed.results import (latency_csv, latency_histograms_csv, latency_trials_csv, throughput_csv,
-                               trials_csv)
+from wirespeed.results.tables import trials_csv
+from wirespeed.rfc2544 import events as ev
+from wirespeed.rfc2544.suite.throughput import (ThroughputConfig, latency_csv, latency_histograms_csv,
+                                                latency_trials_csv, run_throughput, throughput_csv)
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
-class Tags(ThroughputObserver):
+class Tags:
     def __init__(self):
         self.trials, self.tags = [], []
 
-    def trial_done(self, step, result):
-        self.trials.append(result)
-        self.tags.append({"test": "throughput", "step": step})
-
-    def latency_trial_done(self, repeat, result):
-        self.trials.append(result)
-        self.tags.append({"test": "latency", "repeat": repeat})
+    def __call__(self, event):
+        if isinstance(event, ev.TrialDone):
+            self.trials.append(event.result)
+            self.tags.append({"test": "throughput", "step": event.step} if event.tags["test"] == "throughput"
+                             else event.tags)
 
 
 @pytest.fixture(scope="module")

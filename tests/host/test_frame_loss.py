@@ -7,16 +7,15 @@ import pytest
 from fakes import FakeTester, make_trial
 
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.rfc2544.frame_loss import (
+from wirespeed.rfc2544 import events as ev
+from wirespeed.rfc2544.search import load_steps, step_frame_loss
+from wirespeed.rfc2544.suite.frame_loss import (
     FrameLossConfig,
-    FrameLossObserver,
     FrameLossPoint,
     FrameLossResult,
-    load_steps,
+    frame_loss_csv,
     run_frame_loss,
-    step_frame_loss,
 )
-from wirespeed.results import frame_loss_csv
 
 
 @dataclass
@@ -78,15 +77,16 @@ def test_explicit_points_are_all_measured_highest_first():
     assert dut.calls == [100, 95, 50, 30, 20] and out.loads_pct == dut.calls and not out.settled
 
 
-class Recorder(FrameLossObserver):
+class Recorder:
     def __init__(self):
         self.events = []
 
-    def loss_trial_started(self, frame_size, step, pct, rate_fps):
-        self.events.append(("start", frame_size, step, pct, round(rate_fps, 2)))
-
-    def loss_size_done(self, result):
-        self.events.append(("result", result.frame_size))
+    def __call__(self, event):
+        if isinstance(event, ev.TrialStarted):
+            self.events.append(("start", event.frame_size, event.step, event.labels["pct_line_rate"],
+                                round(event.rate_fps, 2)))
+        elif isinstance(event, ev.SizeDone):
+            self.events.append(("result", event.result.frame_size))
 
 
 def test_run_frame_loss_per_size():

@@ -4,7 +4,7 @@ from fakes import make_trial
 
 from wirespeed.host.device import Flow, FrameSpec, PortCounters, TrialResult
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
-from wirespeed.rfc2544.throughput import ThroughputConfig, run_throughput
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 
 
 def by_definition(figures):

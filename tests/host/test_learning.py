@@ -12,7 +12,8 @@ from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_ST
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device, Flow, FrameSpec, PortAddress
 from wirespeed.host.transport import FakeTransport
-from wirespeed.rfc2544.throughput import LearningConfig, ThroughputConfig, run_throughput
+from wirespeed.rfc2544.common import LearningConfig
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 
 
 def script_learning(fake, frames):
@@ -159,7 +160,7 @@ def test_cli_addresses_reach_the_ports_the_frames_and_the_results(capsys, regmap
     learning = record["learning"]
     assert learning["addresses"]["1"] == {"mac": "02:00:00:00:0b:02", "ipv4": "198.19.0.9", "ipv6": "2001:2:0:1::1"}
     assert learning["addresses"]["0"]["ipv4"] == "198.18.0.1" and learning["settle_ns"] == 1000
-    assert record["parameters"]["learning"]["frames"] == 2
+    assert record["learning_parameters"]["frames"] == 2
     spec = record["trials"][0]["flows"][0]["spec"]
     assert spec["dst_ip"] == "198.19.0.9" and spec["dst_mac"] == "02:00:00:00:0b:02"
     assert arp_ipv4 == 0xC6130009 and arp_enable == 3        # written to the tester's port 1
@@ -178,7 +179,7 @@ def test_cli_no_learning(capsys, regmap, tmp_path):
                              "--no-learning", *FAST)
     assert code == 0, err
     record = json.loads(out)
-    assert record["learning"] is None and record["parameters"]["learning"] is None
+    assert record["learning"] is None and record["learning_parameters"] is None
 
 
 def test_trial_records_what_the_responder_saw(device, fake):

@@ -17,9 +17,10 @@ from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import GatewareId
 from wirespeed.report import DETAIL_TABLES, ReportError, load_record, make_report
 from wirespeed.results import ResultsWriter, RunHeader
-from wirespeed.rfc2544.back_to_back import BackToBackConfig, BackToBackResult, BurstRepetition
-from wirespeed.rfc2544.frame_loss import FrameLossConfig, FrameLossPoint, FrameLossResult
-from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, ThroughputResult
+from wirespeed.rfc2544.search import SearchOutcome
+from wirespeed.rfc2544.suite.back_to_back import BackToBackConfig, BackToBackResult, BurstRepetition
+from wirespeed.rfc2544.suite.frame_loss import FrameLossConfig, FrameLossPoint, FrameLossResult
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, ThroughputResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TABLES = ["Throughput.csv", "Latency.csv", "Latency_Histograms.csv", "Back_to_Back.csv", "Frame_Loss.csv", "Trials.csv"]
@@ -53,9 +54,10 @@ def header(tests=("throughput", "frame-loss", "back-to-back"), sizes=(64, 512, 1
                      dut={"model": "router", "spec": "router:rate=400k,queue=256,latency=20us"},
                      gateware=GatewareId(magic=0x57535044, version=0x000100, map_hash=0xF4988A5A,
                                          clk_hz=125_000_000, n_ports=2, version_text="0.1.0"),
-                     parameters=config, notes=notes, tests=list(tests), latency_calibrated=True,
+                     notes=notes, latency_calibrated=True,
                      calibration={"source": "file cal.json", "pipeline_delay_ns": {"0->1": {"64": 200}}},
-                     back_to_back_parameters=b2b, frame_loss_parameters=loss)
+                     tests=[{"name": name, "parameters": {"throughput": config, "frame-loss": loss,
+                                                          "back-to-back": b2b}[name]} for name in tests])
 
 
 def write_run(out_dir, tests=("throughput", "frame-loss", "back-to-back"), sizes=(64, 512, 1518)):
@@ -67,7 +69,7 @@ def write_run(out_dir, tests=("throughput", "frame-loss", "back-to-back"), sizes
             ok = make_trial(size, 400_000.0, 4000, 4000, latency_ns=latency)
             for t in (fail, ok):
                 writer.record_trial(t, test="throughput")
-            writer.record_size(size_result(size, 400_000.0, [fail, ok], pipeline=lambda tx, rx, s: 200))
+            writer.record_result("throughput", size_result(size, 400_000.0, [fail, ok], pipeline=lambda tx, rx, s: 200))
     if "frame-loss" in tests:
         for size in sizes:
             line = line_rate_fps(size)
@@ -75,13 +77,13 @@ def write_run(out_dir, tests=("throughput", "frame-loss", "back-to-back"), sizes
                                      trial=make_trial(size, line * pct / 100, sent, received, duration_ns=1_000_000))
                       for pct, sent, received in ((100, 1489, 1016), (90, 1340, 1100), (80, 1191, 1191),
                                                   (70, 1042, 1042))]
-            writer.record_frame_loss(FrameLossResult(frame_size=size, theoretical_max_fps=line, settled=True,
+            writer.record_result("frame-loss", FrameLossResult(frame_size=size, theoretical_max_fps=line, settled=True,
                                                      points=points))
     if "back-to-back" in tests:
         for size, bursts in zip(sizes, ((21, 22, 23), (40, 44, 47), (1000, 1000, 1000))):
             reps = [BurstRepetition(burst_frames=b, failed_frames=None if b == 1000 else b + 1, converged=True,
                                     bursts=[b], passed=[True]) for b in bursts]
-            writer.record_back_to_back(BackToBackResult(frame_size=size, theoretical_max_fps=line_rate_fps(size),
+            writer.record_result("back-to-back", BackToBackResult(frame_size=size, theoretical_max_fps=line_rate_fps(size),
                                                         max_burst=1000, repetitions=reps,
                                                         throughput_fps=400_000.0 if "throughput" in tests else None))
     writer.finish("complete")

@@ -5,12 +5,14 @@ import json
 
 import pytest
 from fakes import make_trial
+from records import parameters, results
 
 from wirespeed import __version__
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import GatewareId
 from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
-from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, ThroughputResult
+from wirespeed.rfc2544.search import SearchOutcome
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, ThroughputResult
 
 LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
                    "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
@@ -27,7 +29,7 @@ def header():
     return RunHeader(target="sim", dut={"model": "router", "rate_fps": 400_000},
                      gateware=GatewareId(magic=0x57535044, version=0x000100, map_hash=0xF4988A5A,
                                          clk_hz=125_000_000, n_ports=2),
-                     parameters=config, notes=config.notes())
+                     tests=[{"name": "throughput", "parameters": config}], notes=config.notes())
 
 
 @pytest.fixture
@@ -52,13 +54,13 @@ def test_every_file_exists_from_the_start(writer):
     assert names == ["Latency.csv", "Latency_Histograms.csv", "Throughput.csv", "Trials.csv", "results.json",
                      "trials.jsonl"]
     record = json.loads((writer.out_dir / "results.json").read_text())
-    assert record["status"] == "running" and record["results"] == [] and record["trials"] == []
+    assert record["status"] == "running" and results(record, "throughput") == [] and record["trials"] == []
     assert read_csv(writer.out_dir / "Throughput.csv") == [THROUGHPUT_COLUMNS]
 
 
 def test_each_trial_is_on_disk_at_once(writer, monkeypatch):
     synced = []
-    monkeypatch.setattr("wirespeed.results.os.fsync", lambda fd: synced.append(fd))
+    monkeypatch.setattr("wirespeed.results.writer.os.fsync", lambda fd: synced.append(fd))
     writer.record_trial(make_trial(64, 1_488_095.24, 14881, 14000))
     writer.record_trial(make_trial(64, 744_047.62, 7441, 7441))
     lines = (writer.out_dir / "trials.jsonl").read_text().splitlines()
@@ -73,7 +75,7 @@ def test_throughput_and_latency_tables(writer):
     fail, ok = make_trial(64, 1_488_095.24, 14881, 4000), make_trial(64, 400_000.0, 4000, 4000)
     for t in (fail, ok):
         writer.record_trial(t)
-    writer.record_size(size_result(64, 400_000.0, [fail, ok]))
+    writer.record_result("throughput", size_result(64, 400_000.0, [fail, ok]))
 
     rows = read_csv(writer.out_dir / "Throughput.csv")
     assert rows[0] == THROUGHPUT_COLUMNS
@@ -96,7 +98,7 @@ def test_throughput_and_latency_tables(writer):
 
 def test_a_size_without_a_passing_rate(writer):
     fail = make_trial(1518, 81_274.38, 813, 0)
-    writer.record_size(size_result(1518, 0.0, [fail]))
+    writer.record_result("throughput", size_result(1518, 0.0, [fail]))
     rows = read_csv(writer.out_dir / "Throughput.csv")
     assert rows[1] == ["1518", "0.00", "", "0.000", "0.000", "81274.38", "", "", "1", "bisect", "0", "", "1518"]
     assert len(read_csv(writer.out_dir / "Latency.csv")) == 1
@@ -105,18 +107,18 @@ def test_a_size_without_a_passing_rate(writer):
 def test_results_json_describes_the_run(writer):
     trial = make_trial(64, 400_000.0, 4000, 4000)
     writer.record_trial(trial)
-    writer.record_size(size_result(64, 400_000.0, [trial]))
+    writer.record_result("throughput", size_result(64, 400_000.0, [trial]))
     writer.finish("complete")
     record = json.loads((writer.out_dir / "results.json").read_text())
-    assert record["status"] == "complete" and record["format"] == "wirespeed-results/1"
+    assert record["status"] == "complete" and record["format"] == "wirespeed-results/2"
     assert record["tool"] == {"name": "wirespeed", "version": __version__}
     assert record["gateware"]["map_hash"] == 0xF4988A5A and record["gateware"]["version_text"] == "0.1.0"
     assert record["target"] == "sim" and record["dut"]["rate_fps"] == 400_000
-    assert record["parameters"]["trial_duration_ns"] == 10_000_000 and record["parameters"]["scaled_down"]
-    assert record["parameters"]["resolution_pct"] == 0.1
+    assert parameters(record, "throughput")["trial_duration_ns"] == 10_000_000 and parameters(record, "throughput")["scaled_down"]
+    assert parameters(record, "throughput")["resolution_pct"] == 0.1
     assert "scaled down" in record["notes"][0]
     assert "latency" in record["definitions"]
-    assert record["results"][0]["throughput_fps"] == 400_000.0
+    assert results(record, "throughput")[0]["throughput_fps"] == 400_000.0
     assert record["trials"][0]["counters"]["1"]["lat_sum"] == 4_000_000
 
 
@@ -124,7 +126,7 @@ def test_interrupted_run_keeps_partial_trials(writer):
     writer.record_trial(make_trial(64, 1_488_095.24, 14881, 4000))
     writer.finish("interrupted")
     record = json.loads((writer.out_dir / "results.json").read_text())
-    assert record["status"] == "interrupted" and len(record["trials"]) == 1 and record["results"] == []
+    assert record["status"] == "interrupted" and len(record["trials"]) == 1 and results(record, "throughput") == []
 
 
 def test_rewrite_is_atomic(writer, monkeypatch):
@@ -133,9 +135,9 @@ def test_rewrite_is_atomic(writer, monkeypatch):
     def fail(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("wirespeed.results.os.replace", fail)
+    monkeypatch.setattr("wirespeed.results.writer.os.replace", fail)
     with pytest.raises(OSError):
-        writer.record_size(size_result(64, 400_000.0, [make_trial(64, 400_000.0, 4000, 4000)]))
+        writer.record_result("throughput", size_result(64, 400_000.0, [make_trial(64, 400_000.0, 4000, 4000)]))
     assert (writer.out_dir / "results.json").read_text() == before
     assert not [p for p in writer.out_dir.iterdir() if p.name.endswith(".tmp")]
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from ebserver import EtherboneServer, serve_identity
+from records import parameters, results
 
 from wirespeed.cli import main
 from wirespeed.host.device import Device
@@ -91,7 +92,7 @@ def test_interrupted_throughput_run_resumes_where_it_stopped(capsys, server, tmp
     code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(out), "--sizes", "64,128", *FAST)
     assert code == 130, err
     before = json.loads((out / "results.json").read_text())
-    assert before["status"] == "interrupted" and [r["frame_size"] for r in before["results"]] == [64]
+    assert before["status"] == "interrupted" and [r["frame_size"] for r in results(before, "throughput")] == [64]
     assert len(before["trials"]) == 7
     jsonl_before = (out / "trials.jsonl").read_text()
 
@@ -103,8 +104,8 @@ def test_interrupted_throughput_run_resumes_where_it_stopped(capsys, server, tmp
     record = json.loads(stdout)
     assert record == json.loads((out / "results.json").read_text())
     assert record["status"] == "complete" and record["error"] is None
-    assert [r["frame_size"] for r in record["results"]] == [64, 128]
-    assert record["results"][0] == before["results"][0]        # kept as measured
+    assert [r["frame_size"] for r in results(record, "throughput")] == [64, 128]
+    assert results(record, "throughput")[0] == results(before, "throughput")[0]        # kept as measured
     assert record["trials"][:7] == before["trials"]
     assert len(record["trials"]) == len(record["trial_tags"]) == 12
     assert [bool(t.get("superseded")) for t in record["trial_tags"]] == [False] * 5 + [True] * 2 + [False] * 5
@@ -129,8 +130,8 @@ def test_interrupted_throughput_run_resumes_where_it_stopped(capsys, server, tmp
     one_go = json.loads(stdout)
     for name in ("Throughput.csv", "Latency.csv", "Latency_Histograms.csv"):
         assert (out / name).read_text() == (once / name).read_text(), name
-    assert without_times(record["results"]) == without_times(one_go["results"])
-    assert record["parameters"] == one_go["parameters"]
+    assert without_times(results(record, "throughput")) == without_times(results(one_go, "throughput"))
+    assert parameters(record, "throughput") == parameters(one_go, "throughput")
     resumed_rows = [row.split(",")[1:] for row in trials_csv[1:] if "superseded" not in row]
     assert resumed_rows == [row.split(",")[1:] for row in (once / "Trials.csv").read_text().splitlines()[1:]]
 
@@ -146,7 +147,7 @@ def test_every_test_resumes_and_ends_as_one_run(capsys, server, tmp_path, monkey
                        *ALL, *FAST)
     assert code == 130, err
     before = json.loads((out / "results.json").read_text())
-    assert [r["frame_size"] for r in before["frame_loss"]] == [64] and before["back_to_back"] == []
+    assert [r["frame_size"] for r in results(before, "frame-loss")] == [64] and results(before, "back-to-back") == []
 
     counting.reset()
     code, stdout, err = run(capsys, "rfc2544", "--resume", str(out), "--json")
@@ -155,7 +156,7 @@ def test_every_test_resumes_and_ends_as_one_run(capsys, server, tmp_path, monkey
     assert counting.learns == 1
     record = json.loads(stdout)
     assert record["status"] == "complete"
-    assert [len(record[k]) for k in ("results", "frame_loss", "back_to_back")] == [2, 2, 2]
+    assert [len(results(record, k)) for k in ("throughput", "frame-loss", "back-to-back")] == [2, 2, 2]
     assert [bool(t.get("superseded")) for t in record["trial_tags"]] == [False] * 12 + [True] + [False] * 8
     assert [line["n"] for line in jsonl(out)] == list(range(1, 22))
 
@@ -167,8 +168,7 @@ def test_every_test_resumes_and_ends_as_one_run(capsys, server, tmp_path, monkey
     one_go = json.loads(stdout)
     for name in CSVS:
         assert (out / name).read_text() == (once / name).read_text(), name
-    for key in ("results", "frame_loss", "back_to_back", "parameters", "frame_loss_parameters",
-                "back_to_back_parameters", "tests", "test", "definitions", "calibration", "latency_calibrated"):
+    for key in ("tests", "learning_parameters", "test", "definitions", "calibration", "latency_calibrated"):
         assert without_times(record[key]) == without_times(one_go[key]), key
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in once.iterdir())
 
@@ -206,13 +206,13 @@ def test_a_resumed_run_interrupted_again_resumes_again(capsys, server, tmp_path,
     code, _, err = run(capsys, "rfc2544", "--resume", str(tmp_path))
     assert code == 130 and "interrupted" in err and "Traceback" not in err
     record = json.loads((tmp_path / "results.json").read_text())
-    assert record["status"] == "interrupted" and [r["frame_size"] for r in record["results"]] == [64]
+    assert record["status"] == "interrupted" and [r["frame_size"] for r in results(record, "throughput")] == [64]
     counting.reset()
     code, stdout, err = run(capsys, "rfc2544", "--resume", str(tmp_path), "--json")
     assert code == 0, err
     assert counting.trials == [("trial", 128)] * 5 + [("trial", 256)] * 5
     record = json.loads(stdout)
-    assert [r["frame_size"] for r in record["results"]] == [64, 128, 256] and record["status"] == "complete"
+    assert [r["frame_size"] for r in results(record, "throughput")] == [64, 128, 256] and record["status"] == "complete"
     assert [r["status"] for r in record["resumed"]] == ["interrupted", "interrupted"]
     assert [bool(t.get("superseded")) for t in record["trial_tags"]] == \
         [True] * 2 + [False] * 5 + [True] * 2 + [False] * 10
@@ -234,7 +234,7 @@ def test_a_run_stopped_after_its_last_size_only_ends(capsys, server, tmp_path, m
     assert code == 0, err
     assert counting.trials == [] and counting.learns == 0
     after = json.loads(stdout)
-    assert after["status"] == "complete" and after["results"] == record["results"]
+    assert after["status"] == "complete" and results(after, "throughput") == results(record, "throughput")
     assert after["trials"] == record["trials"] and not any(t.get("superseded") for t in after["trial_tags"])
 
 
@@ -325,13 +325,13 @@ def test_recovery_and_reset_resume(capsys, server, tmp_path, monkeypatch):
                        *FAST)
     assert code == 130, err
     before = json.loads((out / "results.json").read_text())
-    assert before["reset"] is None and before["recovery"] == [] and not mark.exists(), before["results"]
+    assert results(before, "reset") == [] and results(before, "system-recovery") == [] and not mark.exists(), results(before, "throughput")
 
     counting.reset()
     code, stdout, err = run(capsys, "rfc2544", "--resume", str(out), "--json")
     assert code == 0, err
     assert counting.trials == [("trial", 64)], err
     record = json.loads(stdout)
-    assert record["status"] == "complete" and record["reset"]["trials"][0]["trigger"] == f"hook: {hook}"
+    assert record["status"] == "complete" and results(record, "reset")[0]["trials"][0]["trigger"] == f"hook: {hook}"
     assert mark.exists()                                      # the hook reset the "DUT"
     assert (out / "Reset.csv").read_text().count("\n") == 3   # header, the trial, the mean

@@ -8,12 +8,9 @@ from fakes import FakeTester
 
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import Flow
-from wirespeed.rfc2544.throughput import (
-    ThroughputConfig,
-    ThroughputObserver,
-    run_throughput,
-    search_throughput,
-)
+from wirespeed.rfc2544 import events as ev
+from wirespeed.rfc2544.search import search_throughput
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 
 LINE = line_rate_fps(64)
 RES = LINE * 0.001  # 0.1 % of line rate
@@ -90,21 +87,19 @@ def test_rates_are_bisections_between_pass_and_fail():
 # run_throughput with a fake tester ------------------------------------------------------------------
 
 
-class Recorder(ThroughputObserver):
+class Recorder:
     def __init__(self):
         self.events = []
 
-    def size_started(self, frame_size, line_rate_fps):
-        self.events.append(("size", frame_size))
-
-    def trial_started(self, frame_size, step, rate_fps):
-        self.events.append(("start", frame_size, step))
-
-    def trial_done(self, step, result):
-        self.events.append(("done", result.frame_size, step, result.passed))
-
-    def size_done(self, result):
-        self.events.append(("result", result.frame_size))
+    def __call__(self, event):
+        if isinstance(event, ev.SizeStarted):
+            self.events.append(("size", event.frame_size))
+        elif isinstance(event, ev.TrialStarted):
+            self.events.append(("start", event.frame_size, event.step))
+        elif isinstance(event, ev.TrialDone):
+            self.events.append(("done", event.result.frame_size, event.step, event.result.passed))
+        elif isinstance(event, ev.SizeDone):
+            self.events.append(("result", event.result.frame_size))
 
 
 def test_run_throughput_per_size():

@@ -4,6 +4,7 @@ simulated router DUT, with the answer derived from the router model's parameters
 import json
 
 import pytest
+from records import results
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
@@ -19,7 +20,7 @@ def test_router_throughput_in_simulation(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
-    small, large = record["results"]
+    small, large = results(record, "throughput")
 
     # Above the router's rate its queue absorbs (rate excess) * trial frames before the
     # first loss, so a zero-loss trial of 10 ms passes up to about RATE + (QUEUE + 1) / 10 ms.

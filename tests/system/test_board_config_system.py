@@ -20,6 +20,7 @@ import sys
 import pytest
 from test_rfc2544_b2b_loss_system import analytic_back_to_back, analytic_forwarded
 from test_rfc2544_recovery_system import reset_time_bounds
+from records import results
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
@@ -62,7 +63,7 @@ def test_throughput_at_line_rate_on_the_board_build(board_tester, tmp_path, caps
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "complete"
-    (row,) = record["results"]
+    (row,) = results(record, "throughput")
     assert row["throughput_fps"] == pytest.approx(line_rate_fps(1518), rel=0.005), row["throughput_fps"]
     measured = [lat for lat in row["latency"] if lat["source"] == "measured"]
     assert measured and measured[0]["frames"] > 0 and measured[0]["min_ns"] >= 2000, row["latency"]
@@ -145,12 +146,12 @@ def test_board_build_runs_recovery_and_reset(binary, learning, request, tmp_path
                         "--tests", "throughput,system-recovery,reset", "--trial-duration", "4ms",
                         "--overload", "4ms", "--recovery", "4ms", "--recovery-trials", "1", "--reset-trials", "1",
                         reset_hook=True, learning=learning)
-    (result,) = record["recovery"]
+    (result,) = results(record, "system-recovery")
     (trial,) = result["trials"]
     period_ns = 1e9 / trial["reduced_fps"]
     assert trial["recovered"] and trial["lost_overload"] > 0 and trial["lost_reduced"] > 0
     assert V_RECOVER_NS - period_ns <= trial["recovery_ns"] <= V_RECOVER_NS + 1e9 / V_COLLAPSE + period_ns
-    (trial,) = record["reset"]["trials"]
+    (trial,) = results(record, "reset")[0]["trials"]
     assert trial["trigger"].startswith("hook: ")
     low, high = reset_time_bounds(64, trial["rate_fps"], rate=V_RATE, latency_ns=V_LATENCY_NS,
                                   reboot_ns=V_REBOOT_NS)
@@ -162,15 +163,15 @@ def test_board_build_runs_throughput_back_to_back_and_frame_loss(binary, learnin
     record = _board_run(request.getfixturevalue(binary), V_PLAIN, tmp_path, capsys,
                         "--tests", "throughput,back-to-back,frame-loss", "--b2b-trials", "2", "--b2b-max-burst", "400",
                         "--loss-points", "100,80", learning=learning)
-    (row,) = record["results"]
+    (row,) = results(record, "throughput")
     # the router's rate, plus what its queue hides over a 2 ms trial (N frames at r pass while
     # N - 1 - queue <= (N - 1) * rate / r: r up to about rate + (queue + 1) / 2 ms)
     assert 0.99 * V_RATE <= row["throughput_fps"] <= V_RATE + (V_QUEUE + 1) / 2e-3, row["throughput_fps"]
     measured = [lat for lat in row["latency"] if lat["source"] == "measured"]
     assert measured and measured[0]["frames"] > 0 and measured[0]["min_ns"] >= V_LATENCY_NS, row["latency"]
-    (b2b,) = record["back_to_back"]
+    (b2b,) = results(record, "back-to-back")
     assert abs(b2b["mean_burst_frames"] - analytic_back_to_back(64, V_RATE, V_QUEUE)) <= 1, b2b
-    (loss,) = record["frame_loss"]
+    (loss,) = results(record, "frame-loss")
     for p in loss["points"]:
         t = p["trial"]
         assert abs(t["rx_frames"] - analytic_forwarded(t["tx_frames"], p["offered_fps"], V_RATE, V_QUEUE)) <= 1, p
@@ -191,9 +192,9 @@ def test_learning_build_runs_the_learning_phase(learning_binary, tmp_path, capsy
     per-stream statistics (frames sent - frames received)."""
     record = _board_run(learning_binary, V_PLAIN, tmp_path, capsys, "--tests", "throughput,back-to-back",
                         "--b2b-trials", "2", "--b2b-max-burst", "400", learning=True, stats=False)
-    (row,) = record["results"]
+    (row,) = results(record, "throughput")
     assert 0.99 * V_RATE <= row["throughput_fps"] <= V_RATE + (V_QUEUE + 1) / 2e-3, row["throughput_fps"]
-    (b2b,) = record["back_to_back"]
+    (b2b,) = results(record, "back-to-back")
     assert abs(b2b["mean_burst_frames"] - analytic_back_to_back(64, V_RATE, V_QUEUE)) <= 1, b2b
 
 

@@ -19,6 +19,7 @@ import json
 import math
 
 import pytest
+from records import names, results
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
@@ -59,9 +60,9 @@ def test_back_to_back_against_the_router_model(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
-    assert record["tests"] == ["throughput", "back-to-back"]
-    by_size = {r["frame_size"]: r for r in record["back_to_back"]}
-    throughput = {r["frame_size"]: r["throughput_fps"] for r in record["results"]}
+    assert names(record) == ["throughput", "back-to-back"]
+    by_size = {r["frame_size"]: r for r in results(record, "back-to-back")}
+    throughput = {r["frame_size"]: r["throughput_fps"] for r in results(record, "throughput")}
     for size in (64, 128):
         r, expected = by_size[size], analytic_back_to_back(size, rate, queue)
         assert abs(r["mean_burst_frames"] - expected) <= 1, (size, r["mean_burst_frames"], expected)
@@ -94,7 +95,7 @@ def test_frame_loss_against_the_router_model(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     record = json.loads(out)
-    loss, = record["frame_loss"]
+    loss, = results(record, "frame-loss")
     assert [p["offered_pct"] for p in loss["points"]] == [100, 90, 80, 70, 60, 50] and loss["settled"]
     for p in loss["points"]:
         trial = p["trial"]
@@ -114,7 +115,7 @@ def test_frame_loss_at_explicit_points(tmp_path, capsys):
                  "--settle", "100us", "--loss-points", "66,95,72.5", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 0, err
-    loss, = json.loads((tmp_path / "results.json").read_text())["frame_loss"]
+    loss, = results(json.loads((tmp_path / "results.json").read_text()), "frame-loss")
     assert [p["offered_pct"] for p in loss["points"]] == [95, 72.5, 66]
     lost = [p["trial"]["tx_frames"] - p["trial"]["rx_frames"] for p in loss["points"]]
     for p, n in zip(loss["points"], lost):

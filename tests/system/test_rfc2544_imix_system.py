@@ -11,8 +11,8 @@ import math
 from fractions import Fraction
 
 import pytest
+from records import results
 from test_rfc2544_b2b_loss_system import analytic_forwarded
-
 from wirespeed import sizes
 from wirespeed.cli import main
 
@@ -73,7 +73,7 @@ def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
     # 26.1: within the search resolution (1 % of the mix's line rate) below the model's threshold;
     # the 1518-byte frame holds the next ones up to 1,538 cycles, so arrivals bunch and the
     # queue holds up to 3 frames more than with even spacing (1,500 frames/s over 2 ms)
-    result, = record["results"]
+    result, = results(record, "throughput")
     assert result["frame_size"] == MIX and result["theoretical_max_fps"] == pytest.approx(line)
     threshold = analytic_throughput(RATE, QUEUE, TRIAL_S, line)
     assert threshold - line / 100 - 1_500 <= result["throughput_fps"] <= threshold, (result["throughput_fps"], threshold)
@@ -91,7 +91,7 @@ def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
     assert not other["available"] and "mixes frame sizes" in other["how"]
 
     # 26.3: from 100 % of the mix's line rate down until two trials lose nothing
-    loss, = record["frame_loss"]
+    loss, = results(record, "frame-loss")
     assert [p["offered_pct"] for p in loss["points"]] == [100, 80, 60, 40] and loss["settled"]
     for p in loss["points"]:
         trial = p["trial"]
@@ -100,7 +100,7 @@ def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
         assert abs(trial["rx_frames"] - expected) <= 2, (p["offered_pct"], trial["rx_frames"], expected)
 
     # 26.4: the burst leaves at minimum gap (burst mode), so the model's exact figure
-    b2b, = record["back_to_back"]
+    b2b, = results(record, "back-to-back")
     assert abs(b2b["mean_burst_frames"] - analytic_back_to_back(seq, RATE, QUEUE)) <= 1, b2b["mean_burst_frames"]
     assert b2b["implied_buffer_time_s"] == pytest.approx(b2b["mean_burst_frames"] / line)
 

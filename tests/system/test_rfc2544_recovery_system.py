@@ -26,6 +26,7 @@ import csv
 import json
 
 import pytest
+from records import results
 
 from wirespeed.cli import main
 
@@ -61,9 +62,9 @@ def recovery_run(tmp_path_factory):
 
 def test_system_recovery_time_is_the_models_recover_delay(recovery_run):
     out, record = recovery_run
-    (result,) = record["recovery"]
+    (result,) = results(record, "system-recovery")
     (trial,) = result["trials"]
-    throughput = record["results"][0]["throughput_fps"]
+    throughput = results(record, "throughput")[0]["throughput_fps"]
     assert trial["overload_fps"] == pytest.approx(1.1 * throughput)
     period_ns = 1e9 / trial["reduced_fps"]
     assert trial["recovered"] and trial["lost_overload"] > 0 and trial["lost_reduced"] > 0
@@ -75,7 +76,7 @@ def test_system_recovery_time_is_the_models_recover_delay(recovery_run):
 
 def test_reset_time_is_the_models_down_time_plus_refill(recovery_run):
     out, record = recovery_run
-    (trial,) = record["reset"]["trials"]
+    (trial,) = results(record, "reset")[0]["trials"]
     period_ns = 1e9 / trial["rate_fps"]
     low, high = reset_time_bounds(64, trial["rate_fps"])
     assert low <= trial["reset_ns"] <= high
@@ -95,7 +96,7 @@ def test_reset_needs_a_dut_that_can_reboot(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and "reboot=TIME" in err[-1] and err[-1].startswith("wirespeed: error: run:")
     record = json.loads((tmp_path / "results.json").read_text())
-    assert record["status"] == "failed" and record["results"][0]["throughput_fps"] > 0   # kept what it measured
+    assert record["status"] == "failed" and results(record, "throughput")[0]["throughput_fps"] > 0   # kept what it measured
 
 
 def test_bidirectional_many_flows_throughput_per_direction(tmp_path):
@@ -104,7 +105,7 @@ def test_bidirectional_many_flows_throughput_per_direction(tmp_path):
                  "--json", "--out", str(tmp_path)])
     assert code == 0
     record = json.loads((tmp_path / "results.json").read_text())
-    (result,) = record["results"]
+    (result,) = results(record, "throughput")
     # each direction has its own router at RATE; 16 queued frames over a 10 ms trial add 1,600 fps
     assert RATE <= result["throughput_fps"] <= RATE + 1_600 + result["resolution_fps"]
     best = result["best"]

@@ -5,7 +5,7 @@ import pytest
 
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.port import PIPELINE_NS
-from wirespeed.rfc2544.throughput import ThroughputConfig, run_throughput
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 
 pytestmark = pytest.mark.slow
 

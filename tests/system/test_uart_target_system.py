@@ -21,7 +21,8 @@ from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.host.serial_transport import SerialTransport
 from wirespeed.host.transport import EtherboneTransport
-from wirespeed.rfc2544.throughput import ThroughputConfig, ThroughputObserver, run_throughput
+from wirespeed.rfc2544 import events as ev
+from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 from wirespeed.sim.build import ensure_uart_harness
 from wirespeed.sim.control import DutControl
 from wirespeed.sim.dut import parse_dut
@@ -91,12 +92,13 @@ def analytic_throughput() -> float:
     return lo
 
 
-class Trials(ThroughputObserver):
+class Trials:
     def __init__(self):
         self.trials = []
 
-    def trial_done(self, step, result):
-        self.trials.append(result)
+    def __call__(self, event):
+        if isinstance(event, ev.TrialDone):
+            self.trials.append(event.result)
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,8 @@ addresses and frame sizes, the learning phase of section 23 and the device the t
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -11,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from .. import sizes as size_points
 from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
 
-__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning"]
+__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning", "csv_text"]
 
 RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
 RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers
@@ -86,3 +88,12 @@ def run_learning(device: TrialRunner, config: PortPairConfig) -> LearningResult:
     return device.learn(config.flows(config.frame_sizes[0]), config.addresses, frames=learning.frames,
                         settle_ns=learning.settle_ns, rate_fps=learning.rate_fps,
                         answer_arp=learning.answer_arp, answer_nd=learning.answer_nd)
+
+
+def csv_text(columns: list[str], rows: list[list]) -> str:
+    """A CSV table (header row, then ``rows``) as text, ``\n`` line ends."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return out.getvalue()

@@ -4,10 +4,9 @@ DUT forwards without losing a frame, searched to one frame and repeated; reporte
 standard deviation, minimum and maximum over the repetitions, with the DUT buffer time that
 RFC 9004 derives from it.
 
-Configuration (:class:`BackToBackConfig`), the trial (a ``trial(burst_frames) -> TrialResult``
-callable, normally :meth:`wirespeed.host.device.Device.run_burst_trial`) and the results
-(:class:`BackToBackResult`) are kept apart as in :mod:`wirespeed.rfc2544.throughput`; the
-search, :func:`search_burst`, is a pure function of the trial callable.
+Configuration (:class:`BackToBackConfig`), the trials (bursts) and the results
+(:class:`BackToBackResult`) are kept apart; the search,
+:func:`~wirespeed.rfc2544.search.search_burst`, is a pure function of a trial callable.
 
 Search (one repetition): without a hint the first trial sends ``max_burst`` frames; if the
 DUT forwards them all the result is ``max_burst`` (capped: the DUT's buffer was not found).
@@ -27,20 +26,22 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from .. import sizes as size_points
-from ..ethernet import line_rate_fps
-from ..host.device import Flow, LearningResult, TrialResult
-from ..units import format_duration
-from .common import RFC_WAIT_NS, PortPairConfig, run_learning
+from ... import sizes as size_points
+from ...ethernet import line_rate_fps
+from ...host.device import Flow, TrialResult
+from ...units import format_duration
+from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
+from ..context import RunContext, run_alone
+from ..registry import Option, Table, TestType, register
+from ..search import search_burst
 
-__all__ = ["BackToBackConfig", "BurstOutcome", "search_burst", "BurstRepetition", "BackToBackResult",
-           "BackToBackObserver", "run_back_to_back", "buffer_time", "RFC_REPETITIONS", "RFC_BURST_S"]
+__all__ = ["BackToBackConfig", "BurstRepetition", "BackToBackResult", "run_back_to_back", "buffer_time",
+           "back_to_back_csv", "RFC_REPETITIONS", "RFC_BURST_S", "TEST"]
 
 RFC_REPETITIONS = 50     # RFC 2544 26.4 / RFC 9004 section 6.3: SHOULD be repeated at least 50 times
 RFC_BURST_S = 2.0        # RFC 2544 26.4: trial length at least 2 s (the default burst cap: 2 s of line rate)
@@ -82,77 +83,6 @@ class BackToBackConfig(PortPairConfig):
             notes.append(f"back-to-back: wait after each burst {format_duration(self.wait_ns)}, scaled down from "
                          f"RFC 2544 section 23 ({format_duration(RFC_WAIT_NS)})")
         return notes
-
-
-# The search -------------------------------------------------------------------------------------------
-
-
-class Verdict(Protocol):
-    passed: bool
-
-
-R = TypeVar("R", bound=Verdict)
-
-
-@dataclass
-class BurstOutcome(Generic[R]):
-    """Where one repetition's search ended. ``burst_frames`` is the longest passing burst (0
-    when even one frame was lost); ``failed_frames`` the shortest failing one (None when
-    ``max_burst`` passed: ``capped``). ``converged`` is False when ``max_trials`` stopped it."""
-
-    max_burst: int
-    bursts: list[int] = field(default_factory=list)
-    trials: list[R] = field(default_factory=list)
-    burst_frames: int = 0
-    failed_frames: int | None = None
-    converged: bool = False
-
-    @property
-    def capped(self) -> bool:
-        return self.burst_frames >= self.max_burst
-
-
-def search_burst(trial: Callable[[int], R], max_burst: int, max_trials: int = 64,
-                 start: int | None = None) -> BurstOutcome[R]:
-    """RFC 2544 26.4 search over ``trial(burst_frames)`` to a resolution of one frame (see the
-    module doc): ``max_burst`` first, then bisection; or, with ``start``, a gallop from there
-    to a pass/fail bracket, then bisection."""
-    if max_burst < 1:
-        raise ValueError(f"max_burst must be at least 1, not {max_burst}")
-    out = BurstOutcome[R](max_burst=max_burst)
-    low, high = 0, None                       # longest passing, shortest failing burst
-
-    def probe(burst: int) -> bool:
-        nonlocal low, high
-        result = trial(burst)
-        out.bursts.append(burst)
-        out.trials.append(result)
-        if result.passed:
-            low = max(low, burst)
-        else:
-            high = burst if high is None else min(high, burst)
-        return result.passed
-
-    def done() -> bool:
-        return low >= max_burst or (high is not None and high - low <= 1)
-
-    if start is None:
-        probe(max_burst)
-    else:
-        burst = min(max(start, 1), max_burst)
-        step = 1
-        if probe(burst):
-            while not done() and high is None and len(out.trials) < max_trials:
-                probe(min(low + step, max_burst))
-                step *= 2
-        else:
-            while not done() and low == 0 and len(out.trials) < max_trials:
-                probe(max(high - step, 1))
-                step *= 2
-    while not done() and len(out.trials) < max_trials:
-        probe((low + high) // 2)
-    out.burst_frames, out.failed_frames, out.converged = low, high, done()
-    return out
 
 
 # Results ------------------------------------------------------------------------------------------------
@@ -243,42 +173,39 @@ class BackToBackResult(BaseModel):
         return buffer_time(self.mean_burst_frames, self.theoretical_max_fps, self.throughput_fps)[1]
 
 
-class BackToBackObserver:
-    """Told about progress as it happens (override what you need)."""
-
-    def learning_done(self, result: LearningResult) -> None:
-        pass
-
-    def b2b_size_started(self, frame_size: int | str, line_rate_fps: float) -> None:
-        pass
-
-    def b2b_trial_started(self, frame_size: int | str, repetition: int, step: int, burst: int) -> None:
-        pass
-
-    def b2b_trial_done(self, repetition: int, step: int, burst: int, result: TrialResult) -> None:
-        pass
-
-    def b2b_size_done(self, result: BackToBackResult) -> None:
-        pass
+BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frames", "min_burst_frames",
+                        "max_burst_frames", "repetitions", "max_burst_tried_frames", "capped",
+                        "theoretical_max_fps", "implied_buffer_time_us", "throughput_fps",
+                        "corrected_buffer_time_us", "trials"]
 
 
-class BurstRunner(Protocol):
-    def run_burst_trial(self, flow: Flow, burst_frames: int, wait_ns: int, **kwargs) -> TrialResult: ...
+def _b2b_row(r: BackToBackResult) -> list:
+    corrected = r.corrected_buffer_time_s
+    return [r.frame_size, f"{r.mean_burst_frames:.2f}", f"{r.stddev_burst_frames:.2f}", r.min_burst_frames,
+            r.max_burst_frames, len(r.repetitions), r.max_burst, "yes" if r.capped else "no",
+            f"{r.theoretical_max_fps:.2f}", f"{r.implied_buffer_time_s * 1e6:.3f}",
+            "" if r.throughput_fps is None else f"{r.throughput_fps:.2f}",
+            "" if corrected is None else f"{corrected * 1e6:.3f}", r.trials]
 
-    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
+
+def back_to_back_csv(results: list[BackToBackResult]) -> str:
+    """Back_to_Back.csv: one row per frame size; the corrected buffer time is empty without a
+    throughput measured in the same run."""
+    return csv_text(BACK_TO_BACK_COLUMNS, [_b2b_row(r) for r in results])
 
 
-def run_back_to_back(device: BurstRunner, config: BackToBackConfig, observer: BackToBackObserver | None = None,
-                     throughput_fps: dict[int, float] | None = None) -> list[BackToBackResult]:
-    """The back-to-back test for every frame size of ``config``, in order. ``throughput_fps``:
-    the throughput measured in the same run, by frame size, for RFC 9004's corrected buffer time."""
-    observer = observer or BackToBackObserver()
-    if config.learning is not None:
-        observer.learning_done(run_learning(device, config))
+# The procedure ----------------------------------------------------------------------------------------
+
+
+def run(ctx: RunContext, config: BackToBackConfig) -> list[BackToBackResult]:
+    """The back-to-back test for every frame size of ``config``, in order; the throughput
+    measured in the same run (``ctx.results_of("throughput")``) gives RFC 9004's corrected
+    buffer time."""
+    throughput = {r.frame_size: r.throughput_fps for r in ctx.results_of("throughput")}
     results = []
     for size in config.frame_sizes:
         flow, line, cap = config.flow(size), line_rate_fps(size), config.max_burst_frames(size)
-        observer.b2b_size_started(size, line)
+        ctx.size_started(size, line)
         repetitions: list[BurstRepetition] = []
         hint = None
         for rep in range(1, config.repetitions + 1):
@@ -287,9 +214,10 @@ def run_back_to_back(device: BurstRunner, config: BackToBackConfig, observer: Ba
             def trial(burst: int) -> TrialResult:
                 nonlocal step
                 step += 1
-                observer.b2b_trial_started(size, rep, step, burst)
-                result = device.run_burst_trial(flow, burst, config.wait_ns)
-                observer.b2b_trial_done(rep, step, burst, result)
+                ctx.trial_started(size, step, line, repetition=rep, of=config.repetitions, burst_frames=burst)
+                result = ctx.tester.run_burst_trial(flow, burst, config.wait_ns)
+                ctx.trial_done(size, step, result, _trial_line(rep, step, burst, result), test="back-to-back",
+                               repetition=rep, burst_frames=burst)
                 return result
 
             outcome = search_burst(trial, cap, config.max_trials, start=hint)
@@ -298,7 +226,68 @@ def run_back_to_back(device: BurstRunner, config: BackToBackConfig, observer: Ba
                                                converged=outcome.converged, bursts=outcome.bursts,
                                                passed=[t.passed for t in outcome.trials]))
         result = BackToBackResult(frame_size=size, theoretical_max_fps=line, max_burst=cap, repetitions=repetitions,
-                                  throughput_fps=(throughput_fps or {}).get(size))
+                                  throughput_fps=throughput.get(size))
         results.append(result)
-        observer.b2b_size_done(result)
+        ctx.size_done(size, result)
     return results
+
+
+def run_back_to_back(tester: Any, config: BackToBackConfig, on_event=None,
+                     throughput_fps: dict[Any, float] | None = None) -> list[BackToBackResult]:
+    """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`);
+    ``throughput_fps``: a throughput by frame size, for the corrected buffer time."""
+    return run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps or {})
+
+
+def _trial_line(rep: int, step: int, burst: int, result: TrialResult) -> str:
+    errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
+        result.seq_errors or result.fcs_errors) else ""
+    verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
+    return (f"{size_points.text(result.frame_size):>7}  b2b rep {rep:>2} trial {step:>2}  burst {burst:>9,}  "
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{errors}  {verdict}")
+
+
+# The test ---------------------------------------------------------------------------------------------
+
+
+def _summary(results: Sequence[BackToBackResult], record: Any) -> list[Table]:
+    rows = []
+    for r in results:
+        corrected = r.corrected_buffer_time_s
+        rows.append([str(r.frame_size), f"{r.mean_burst_frames:,.1f}" + (" (cap)" if r.capped else ""),
+                     f"{r.stddev_burst_frames:,.2f}", f"{r.min_burst_frames:,}", f"{r.max_burst_frames:,}",
+                     str(len(r.repetitions)), f"{r.implied_buffer_time_s * 1e6:,.3f}",
+                     "n/a (no throughput)" if corrected is None else f"{corrected * 1e6:,.3f}"])
+    return [Table("RFC 2544 26.4 back-to-back (longest loss-free burst at line rate, frames) and RFC 9004 DUT buffer "
+                  "time", ["frame size B", "mean", "std dev", "min", "max", "reps", "implied buffer µs",
+                           "corrected buffer µs"], rows)]
+
+
+def _configure(plan: Any, options: Mapping[str, Any]) -> BackToBackConfig:
+    return BackToBackConfig(frame_sizes=plan.sizes, wait_ns=plan.wait, addresses=plan.addresses,
+                            sources=plan.sources, destinations=plan.destinations,
+                            repetitions=options["b2b_trials"], max_burst=options["b2b_max_burst"])
+
+
+TEST = register(TestType(
+    name="back-to-back", section="26.4", title="Back-to-back frames", order=3,
+    config=BackToBackConfig, result=BackToBackResult, configure=_configure, run=run,
+    tables=lambda results, record: {"Back_to_Back.csv": (BACK_TO_BACK_COLUMNS, back_to_back_csv(list(results)))},
+    summary=_summary,
+    definitions={
+        "back_to_back": "RFC 2544 26.4 / RFC 9004: longest burst of frames at minimum inter-frame gap (100 % of "
+                        "line rate, from idle) forwarded without loss, searched to one frame, repeated; mean, sample "
+                        "standard deviation (n - 1), min and max over the repetitions; a capped figure (the longest "
+                        "burst tried passed) is a lower bound",
+        "buffer_time": "RFC 9004 section 6.4: implied DUT buffer time = mean back-to-back frames / theoretical max "
+                       "frame rate; corrected DUT buffer time = implied - implied * throughput / theoretical max "
+                       "frame rate, with the RFC 2544 26.1 throughput measured in the same run (not available "
+                       "otherwise)",
+    },
+    options=(
+        Option("--b2b-trials", "back-to-back: repetitions of the burst search per frame size (sim: 5, board: RFC "
+                               "2544's 50).", "N", min=1, max=100_000, target_defaults={"sim": 5, "board": 50}),
+        Option("--b2b-max-burst", "back-to-back: the longest burst tried, frames (sim: 1000, board: 2 s of line "
+                                  "rate).", "FRAMES", min=1, max=2**32, target_defaults={"sim": 1000, "board": None}),
+    ),
+))

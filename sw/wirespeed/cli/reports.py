@@ -1,0 +1,98 @@
+"""``wirespeed report`` (tables, graphs and report.html from a results folder) and ``wirespeed
+compare`` (ministat statistics of repeated runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .app import app
+from .common import InputError, err_console
+
+
+@app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(metavar="RESULTS_DIR",
+                                                help="A results folder (with results.json) from 'wirespeed "
+                                                     "rfc2544'.")],
+    out: Annotated[Path | None, typer.Option(help="Where to write the tables, graphs/ and report.html "
+                                                  "(default: RESULTS_DIR).")] = None,
+) -> None:
+    """Regenerate the CSV tables, the graphs (graphs/*.png, *.svg) and a one-file report.html from a
+    results folder's results.json."""
+    from ..report import ReportError, make_report
+
+    try:
+        made = make_report(results_dir, out)
+    except ReportError as exc:
+        raise InputError(exc.field, str(exc)) from None
+    except OSError as exc:
+        raise InputError("--out", f"cannot write to {out or results_dir}: {exc.strerror or exc}", exit_code=1) from None
+    err_console.print(f"tables: {', '.join(str(p) for p in made.tables.values())}", highlight=False, soft_wrap=True)
+    err_console.print(f"graphs: {', '.join(str(p) for ps in made.graphs.values() for p in ps)}", highlight=False,
+                      soft_wrap=True)
+    err_console.print(f"report: {made.html}", highlight=False, soft_wrap=True)
+
+
+# Compare -----------------------------------------------------------------------------------------------
+
+
+def _parse_confidence(text: str) -> float:
+    from ..compare import CompareError, parse_confidence
+
+    try:
+        return parse_confidence(text)
+    except CompareError as exc:
+        raise typer.BadParameter(exc.message) from None
+
+
+@app.command()
+def compare(
+    sets: Annotated[list[str], typer.Argument(metavar="SET", show_default=False,
+                                              help="Data sets, compared with the first: a file of numbers "
+                                                   "(one a line, # comments), a CSV, a results folder or "
+                                                   "results.json (its Throughput.csv), a folder of results "
+                                                   "folders, or a quoted glob pooling several; - is stdin.")],
+    column: Annotated[str | None, typer.Option("--column", "-C", metavar="NAME|N",
+                                               help="CSV/results column, e.g. offered_fps, throughput_Mbps; "
+                                                    "for a plain file a column number (default 1).")] = None,
+    where: Annotated[list[str] | None, typer.Option(metavar="NAME=VALUE",
+                                                    help="Keep CSV/results rows with this value, e.g. "
+                                                         "frame_size_B=64 (repeatable).")] = None,
+    table: Annotated[str, typer.Option(metavar="NAME", help="The CSV of a results folder: Throughput, Latency, "
+                                                            "or another NAME.csv in it.")] = "Throughput",
+    confidence: Annotated[Any, typer.Option("--confidence", "-c", parser=_parse_confidence, metavar="PCT",
+                                            help="80, 90, 95, 98, 99 or 99.5.")] = "95",
+    width: Annotated[int, typer.Option("--width", "-w", min=10, help="Width of the plot.")] = 74,
+    separate: Annotated[bool, typer.Option("--separate", "-s",
+                                           help="Avg/median/stddev bars on separate lines.")] = False,
+    no_plot: Annotated[bool, typer.Option("--no-plot", "-A", help="Statistics and tests, no plot.")] = False,
+    stats_only: Annotated[bool, typer.Option("--stats-only", "-n",
+                                             help="Summary statistics only, no plot and no test.")] = False,
+    classic: Annotated[bool, typer.Option("--classic", help="Older ministat, as in the 2013 BSDRP labs: "
+                                                            "upper median for even N, +/- % = interval "
+                                                            "/ first mean.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Machine-readable statistics.")] = False,
+) -> None:
+    """ministat-compatible statistics of repeated runs: N, Min, Max, Median, Avg, Stddev, an
+    ASCII plot, and Student's t difference of each set against the first."""
+    import json
+
+    from ..compare import CompareError, format_report, load_set, parse_where, report_json
+
+    style = "classic" if classic else "current"
+    try:
+        pairs = parse_where(where or [])
+        if sets.count("-") > 1:
+            raise CompareError("-", "stdin can be one data set only")
+        data = [load_set(spec, column, pairs, table.removesuffix(".csv")) for spec in sets]
+        if json_out:
+            text = json.dumps(report_json(data, confidence, style, tests=not stats_only), indent=2) + "\n"
+        else:
+            text = format_report(data, confidence, width, style, plot=not no_plot, tests=not stats_only,
+                                 separate_bars=separate)
+    except CompareError as exc:
+        raise InputError(exc.field, exc.message) from None
+    typer.echo(text, nl=False)

@@ -1,0 +1,376 @@
+"""``wirespeed rfc2544``: options into a :class:`~wirespeed.rfc2544.plan.Plan`, the plan run on the
+tester, its events shown as they come (:mod:`.progress`).
+
+The command's options are the run's common ones (below) and each registered test's own
+(:mod:`wirespeed.rfc2544.registry`), shown in a help panel per test; a config file and the web
+form are parsed through the same options.
+"""
+
+from __future__ import annotations
+
+import inspect
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from .. import config as config_files
+from .. import parse
+from ..calibration import Calibration, CalibrationError, auto_calibration, load_calibration
+from ..host.tester import RtlDut, describe_dut, sim_dut_spec
+from ..results.record import RunRecord
+from ..results.resume import ResumeError, load_run, remaining_sizes
+from ..rfc2544 import registry
+from ..rfc2544.plan import Plan, PlanError
+from ..rfc2544.run import Run, RunFailed, requires
+from .app import app
+from .common import (InputError, as_input_error, config_option, dut_option, err_console, open_tester,
+                     parser, rtl_dut, target_option)
+from .progress import ProgressView, summary_tables
+
+__all__ = ["rfc2544", "RESUME_ALLOWED"]
+
+RESUME_ALLOWED = ("resume", "json_out", "target")     # options that may come with --resume
+PANEL_RUN = "Run"
+
+
+def _common(
+    ctx: typer.Context,
+    config_file: Annotated[Path | None, config_option()] = None,
+    tests: Annotated[Any, typer.Option(parser=parser(lambda text: _tests(text)), metavar="LIST",
+                                       help="Tests to run (RFC 2544 order whatever the order given): "
+                                            f"{', '.join(registry.names())}.")] = "throughput",
+    sizes: Annotated[Any, typer.Option(parser=parser(parse.size_points_list), metavar="LIST",
+                                       help="Frame sizes in bytes (FCS included) and IMIX mixes (RFC 6985), "
+                                            "e.g. 64,1518,imix:aaaaaaag or imix:64:7,576:4,1518:1.")
+                     ] = "64,128,256,512,1024,1280,1518",
+    target: Annotated[str, target_option()] = "sim",
+    dut: Annotated[str | None, dut_option()] = None,
+    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("results"),
+    trial_duration: Annotated[Any, typer.Option(parser=parser(parse.positive_duration), metavar="DURATION",
+                                                help="Trial length (sim: 10ms, board: 60s).")] = None,
+    wait: Annotated[Any, typer.Option(parser=parser(parse.duration), metavar="DURATION",
+                                      help="Wait after each trial before reading counters "
+                                           "(sim: 1ms, board: 2s).")] = None,
+    calibration: Annotated[str, typer.Option(
+        metavar="auto|none|FILE",
+        help="Tester pipeline delay to subtract from latency: a file from 'wirespeed calibrate'; auto: on sim a "
+             "calibration run on a zero-delay loopback simulation first, on a board none; none: raw "
+             "latency.")] = "auto",
+    learning: Annotated[bool, typer.Option(
+        "--learning/--no-learning",
+        help="Before the first trial: set the ports' addresses, answer ARP/ND, send gratuitous ARP, "
+             "unsolicited NA and learning frames, then wait --settle (RFC 2544 section 23).")] = True,
+    learning_frames: Annotated[int, typer.Option(min=0, max=1_000_000,
+                                                 help="Learning frames from each port to its peer.")] = 4,
+    settle: Annotated[Any, typer.Option(parser=parser(parse.duration), metavar="DURATION",
+                                        help="Wait after the learning frames (sim: 1ms, board: 2s).")] = None,
+    address: Annotated[list[str] | None, typer.Option(
+        metavar="PORT:mac=..,ipv4=..,ipv6=..",
+        help="A tester port's own addresses (repeatable); defaults 02:00:00:00:00:0<port+1>, 198.18.0.1 / "
+             "198.19.0.1, 2001:2::1 / 2001:2:0:1::1.")] = None,
+    bidirectional: Annotated[bool, typer.Option(
+        "--bidirectional", help="Both ports send, each to the other, at the offered rate (rates are per "
+                                "direction); back-to-back bursts stay one-way.")] = False,
+    flows: Annotated[Any, typer.Option(
+        parser=parser(parse.flows), metavar="SOURCESxDESTINATIONS",
+        help="IPv4 flows per direction, e.g. 100x20: 100 source addresses each sending to 20 destination "
+             "addresses (counting up from the ports' addresses).")] = "1x1",
+    json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
+    dut_rtl: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Your own Verilog module as the DUT, simulated with the tester (interface in "
+                             "docs/dut-rtl.md); instead of --dut.")] = None,
+    dut_rtl_top: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
+    management: Annotated[Any, typer.Option(
+        parser=parser(parse.choice("etherbone", "uart")), metavar="etherbone|uart",
+        help="sim only: how the host reaches the simulated tester: etherbone, the harness's server on its "
+             "register bus (fast); uart, the boards' management path (Etherbone over the gateware UART "
+             "bridge, docs/management.md).")] = "etherbone",
+    uart_faults: Annotated[str | None, typer.Option(
+        metavar="RATES", help="with --management uart: faults on the simulated serial line, per frame in both "
+                              "directions, parts per million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")
+                           ] = None,
+    resume: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
+                            "parameters (only --json, and --target for a board at a new address, may be given): "
+                            "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
+) -> None:
+    """The run's common options (the template of the command's signature)."""
+
+
+def _tests(text: str) -> list[str]:
+    try:
+        return Plan(tests=[t.strip() for t in text.split(",")]).tests
+    except ValueError as exc:
+        raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None   # type: ignore[attr-defined]
+
+
+def _test_parameters() -> list[inspect.Parameter]:
+    """Each registered test's options as typer parameters, in a help panel per test."""
+    params = []
+    for test in registry.all_tests():
+        panel = f"{test.title} (RFC 2544 {test.section})"
+        for opt in test.options:
+            kwargs: dict[str, Any] = {"metavar": opt.metavar, "help": opt.help, "rich_help_panel": panel}
+            if opt.parse is not None:
+                kind: Any = Any
+                kwargs["parser"] = parser(opt.parse)
+            else:
+                kind = {"int": int | None, "float": float | None, "text": str | None}[opt.kind]
+                if opt.min is not None:
+                    kwargs["min"] = opt.min
+                if opt.max is not None:
+                    kwargs["max"] = opt.max
+            annotation = Annotated[kind, typer.Option(opt.flag, **kwargs)]
+            default: Any = opt.default if opt.parse is not None else (
+                None if opt.default is None else {"int": int, "float": float}.get(opt.kind, str)(opt.default))
+            params.append(inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                            annotation=annotation))
+    return params
+
+
+def rfc2544(ctx: typer.Context, **values: Any) -> None:
+    if values["resume"] is not None:
+        return _resume_run(ctx, values["resume"], values["target"], values["json_out"])
+    target = values["target"]
+    dut = rtl_dut(values["dut"], values["dut_rtl"], values["dut_rtl_top"], target)
+    if values["management"] != "etherbone" and target != "sim":
+        raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
+    if values["uart_faults"] is not None and values["management"] != "uart":
+        raise InputError("--uart-faults", "needs --management uart")
+    addresses = {}
+    for text in values["address"] or []:
+        try:
+            port, value = parse.address(text)
+        except ValueError as exc:
+            raise InputError("--address", str(exc)) from None
+        addresses[port] = value
+    names = {opt.name for test in registry.all_tests() for opt in test.options}
+    plan = Plan(tests=values["tests"], sizes=values["sizes"], trial_duration_ns=values["trial_duration"],
+                wait_ns=values["wait"], learning=values["learning"], learning_frames=values["learning_frames"],
+                settle_ns=values["settle"], addresses=addresses, bidirectional=values["bidirectional"],
+                sources=values["flows"][0], destinations=values["flows"][1], calibration=values["calibration"],
+                options={name: values[name] for name in names}, target="sim" if target == "sim" else "board")
+    try:
+        configs = plan.configs()
+    except PlanError as exc:
+        raise as_input_error(exc) from None
+    calibration, cal_info = None, None
+    if plan.calibration not in ("auto", "none"):
+        calibration = _load_calibration(Path(plan.calibration))
+        cal_info = {"source": f"file {plan.calibration}"}
+    if target == "sim":
+        _dut_spec(dut)          # a bad --dut is refused before any simulation starts
+    out = values["out"]
+    cfg = ctx.meta.get(config_files.META_KEY)
+    try:
+        if plan.calibration == "auto" and target == "sim" and "throughput" in configs:   # latency: 26.1/26.2 only
+            calibration = _auto_calibration(configs)
+            cal_info = {"source": "automatic: calibration run on a 'loopback:delay=0ns' simulation before the test"}
+        with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
+                         requires=requires(configs, plan.learning_config)) as tester:
+            if calibration is not None:
+                _check_calibration(calibration, tester, configs)
+                cal_info = (cal_info or {}) | {"pipeline_delay_ns": calibration.summary(),
+                                               "file": calibration.model_dump(mode="json")}
+            run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info,
+                      config_file=cfg.record() if cfg else None)
+            _execute(run, values["json_out"])
+        if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
+            _report_after_run(out)
+    except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _signature() -> inspect.Signature:
+    common = list(inspect.signature(_common, eval_str=True).parameters.values())
+    return inspect.Signature(common + _test_parameters())
+
+
+rfc2544.__signature__ = _signature()       # type: ignore[attr-defined]
+rfc2544.__annotations__ = {p.name: p.annotation for p in rfc2544.__signature__.parameters.values()}  # type: ignore[attr-defined]
+rfc2544.__doc__ = ("RFC 2544 benchmarks against a simulated or real DUT: "
+                   + ", ".join(f"{t.section} {t.title.lower()}" for t in registry.all_tests())
+                   + " (26.2 latency runs with throughput; RFC 9004's buffer time with back-to-back).")
+app.command(name="rfc2544")(rfc2544)
+
+
+def _dut_spec(dut: str | RtlDut | None) -> Any:
+    from ..host.tester import ConnectError
+
+    try:
+        return sim_dut_spec(dut)
+    except ConnectError as exc:
+        raise as_input_error(exc) from None
+
+
+def _load_calibration(path: Path) -> Calibration:
+    try:
+        return load_calibration(path)
+    except CalibrationError as exc:
+        raise InputError(*str(exc).split(": ", 1)) from None
+
+
+def _auto_calibration(configs: dict[str, Any]) -> Calibration:
+    from .. import sizes as size_points
+    from ..host.tester import ConnectError
+
+    first = next(iter(configs.values()))
+    status = None
+
+    def on_status(text: str | None) -> None:
+        nonlocal status
+        if status is not None:
+            status.stop()
+            status = None
+        if text is not None:
+            status = err_console.status(text)
+            status.start()
+
+    try:
+        return auto_calibration(size_points.distinct_sizes(first.frame_sizes), on_status=on_status)
+    except ConnectError as exc:
+        raise as_input_error(exc) from None
+    except CalibrationError as exc:
+        raise InputError(*str(exc).split(": ", 1), exit_code=1) from None
+    finally:
+        on_status(None)
+
+
+def _check_calibration(calibration: Calibration, tester: Any, configs: dict[str, Any]) -> None:
+    """InputError when ``calibration`` has no figure for a direction and size the run measures
+    latency at (throughput), or was made on another target or gateware."""
+    config = configs.get("throughput") or next(iter(configs.values()))
+    needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
+             for size in set(f.spec.sizes)]
+    try:
+        calibration.check_usable(tester.ident, tester.target, needs)
+    except CalibrationError as exc:
+        raise InputError(*str(exc).split(": ", 1)) from None
+
+
+def _execute(run: Run, json_out: bool) -> None:
+    out = run.out
+    try:
+        with ProgressView() as view:
+            record = run.execute(on_event=view)
+    except RunFailed as exc:
+        raise InputError("run", f"{exc} (results so far are in {out}/)", exit_code=1) from None
+    except PlanError as exc:
+        raise as_input_error(exc) from None
+    if json_out:
+        typer.echo((Path(out) / "results.json").read_text(), nl=False)
+        return
+    for table in summary_tables(record):
+        Console().print(table)
+    paths = run.writer.paths if run.writer is not None else []
+    err_console.print(f"results: {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
+
+
+def _report_after_run(out: Path) -> None:
+    """Graphs and report.html of a finished run; the results are already on disk, so a failure
+    here is a one-line warning."""
+    try:
+        from ..report import make_report
+
+        report = make_report(out)
+    except Exception as exc:  # noqa: BLE001 - drawing must never lose a run
+        err_console.print(f"wirespeed: warning: no graphs or report.html ({type(exc).__name__}: {exc}); "
+                          f"the results are in {out}/, retry with 'wirespeed report {out}'",
+                          highlight=False, soft_wrap=True)
+        return
+    err_console.print(f"report: {report.html} (graphs in {out / 'graphs'}/)", highlight=False, soft_wrap=True)
+
+
+# Resuming --------------------------------------------------------------------------------------------
+
+
+def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) -> None:
+    """``rfc2544 --resume DIR``: the run recorded in DIR/results.json, continued with its own
+    parameters; the sizes each test finished are kept, the others measured (a size left part way
+    again from scratch, its earlier trials kept and marked superseded), after the learning
+    phase again."""
+    from typer._click.core import ParameterSource
+
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name not in RESUME_ALLOWED and source not in (None, ParameterSource.DEFAULT):
+            flag = max(param.opts, key=len) if param.opts else param.name
+            raise InputError("--resume", f"a resumed run keeps its recorded parameters: only --json and --target "
+                                         f"(a board at a new address) may be given with it, not {flag}")
+    try:
+        record = load_run(run_dir)
+    except ResumeError as exc:
+        raise InputError("--resume", str(exc)) from None
+    if ctx.get_parameter_source("target") in (None, ParameterSource.DEFAULT):
+        target = record.target
+    elif target != record.target and "sim" in (target, record.target):
+        raise InputError("--target", f"the run was on {record.target}: resume it there (only a board's address "
+                                     "may change)")
+    dut = _recorded_dut(record) if target == "sim" else record.dut.get("description")
+    calibration = None
+    if record.calibration is not None and record.calibration.get("file") is not None:
+        try:
+            calibration = Calibration.model_validate(record.calibration["file"])
+        except ValueError:
+            raise InputError("--resume", f"{run_dir / 'results.json'}: its calibration is not readable") from None
+    left = {e.name: remaining_sizes(record, e.name) for e in record.tests}
+    kept = sum(len(e.parameters.frame_sizes) - len(left[e.name]) for e in record.tests
+               if not registry.get(e.name).one_result)
+    kept += sum(1 for e in record.tests if registry.get(e.name).one_result and not left[e.name])
+    learning = record.learning_parameters is not None
+    note = (f"resumed {datetime.now(timezone.utc).isoformat(timespec='seconds')} (the run was {record.status}): "
+            f"{kept} finished test/frame size results kept, {sum(map(len, left.values()))} measured"
+            f"{' after the learning phase again (the DUT may have restarted)' if learning else ''}; trials of "
+            f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
+    try:
+        if not any(left.values()):              # everything was measured: only the status was left
+            _execute(Run.resume(record, None, run_dir, note=note), json_out)
+        else:
+            todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
+            with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
+                if tester.ident != record.gateware:
+                    raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
+                                                 f"{tester.ident.map_hash:#010x}) is not the run's "
+                                                 f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
+                if calibration is not None and "throughput" in todo:
+                    _check_calibration(calibration, tester, {"throughput": todo["throughput"].model_copy(
+                        update={"frame_sizes": left["throughput"]})})
+                if tester.target != record.target:
+                    note += f"; target {tester.target} (was {record.target})"
+                    record.target = tester.target
+                _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note), json_out)
+        if not json_out:
+            _report_after_run(run_dir)
+    except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; results so far are in {run_dir}/", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _recorded_dut(record: RunRecord) -> str | RtlDut:
+    """The DUT that starts the run's simulation again (InputError if it cannot, or the DUT it
+    gives is not the recorded one, e.g. a --dut-rtl file that changed)."""
+    from ..host.tester import ConnectError
+
+    recorded = record.dut
+    dut: str | RtlDut | None
+    if recorded.get("model") == "rtl":
+        dut = RtlDut(recorded.get("path") or "", recorded.get("top") or None)
+    else:
+        dut = (recorded.get("profile") or {}).get("given") or recorded.get("spec")
+    if not dut:
+        raise InputError("--resume", "the run's simulated DUT is not recorded (no dut.spec)")
+    try:
+        described = describe_dut(dut, "sim")
+    except ConnectError as exc:
+        raise InputError("--resume", f"the run's simulated DUT cannot be started again ({exc})") from None
+    if described != recorded:
+        raise InputError("--resume", f"the run's simulated DUT {recorded.get('spec')!r} is not what it gives now "
+                                     "(the DUT model or the --dut-rtl file changed?)")
+    return dut
+

@@ -1,0 +1,258 @@
+"""``wirespeed.connect(target)``: the tester, simulated or on a board, as one object.
+
+    with wirespeed.connect("sim", dut="router:rate=400k,queue=256,latency=20us") as tester:
+        print(tester.ident.version_text, tester.n_ports, tester.clk_hz)
+
+``target`` is ``sim`` (a Verilator simulation of the gateware, started here and stopped when
+the block ends, with the simulated DUT ``dut``), ``udp://HOST[:PORT]`` (a board's Etherbone
+over UDP) or ``serial://DEVICE[?baud=N]`` / ``socket://HOST:PORT`` (a board's management UART).
+The tester's register map follows the configuration its gateware reports (``id.config``); a
+tester whose identity does not match is refused. Every failure to reach or use the target is a
+:class:`ConnectError`: one line naming the option at fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import WirespeedError
+from .device import Device, Flow, GatewareId
+from .transport import EtherboneTransport, Transport, open_target
+
+__all__ = ["connect", "Tester", "ConnectError", "MANAGEMENT", "OPTIONAL_BLOCKS", "RtlDut"]
+
+#: how the host reaches the simulated tester (``management``)
+MANAGEMENT = {
+    "etherbone": "the simulation harness's Etherbone server on the tester's register bus (fast)",
+    "uart": "the boards' management path: Etherbone records over the gateware UART bridge "
+            "(docs/management.md), through a simulated serial line",
+}
+#: what a build may leave out (TesterConfig attribute -> its name in messages)
+OPTIONAL_BLOCKS = {"stream_stats": "per-stream receive statistics", "responder": "the ARP/ND responder"}
+DUT_EXAMPLE = "router:rate=400000,queue=256,latency=20us"
+
+
+class ConnectError(WirespeedError):
+    """Why the target cannot be used, as one line ``<field>: <message>`` (``detail``: more lines
+    to show before it, e.g. the end of a simulation's log); ``exit_code`` 2 for bad input, 1
+    for a failure of the target itself."""
+
+    def __init__(self, field: str, message: str, exit_code: int = 2, detail: str = ""):
+        super().__init__(f"{field}: {message}")
+        self.field, self.message, self.exit_code, self.detail = field, message, exit_code, detail
+
+
+class RtlDut:
+    """A Verilog DUT simulated with the tester (``--dut-rtl FILE [--dut-rtl-top NAME]``)."""
+
+    def __init__(self, path: Path | str, top: str | None = None):
+        self.path, self.top = Path(path), top
+
+    def spec(self) -> Any:
+        from wirespeed.sim.dut_rtl import RtlDutSpec
+
+        try:
+            return RtlDutSpec(path=self.path, top=self.top)
+        except ValueError as exc:
+            errors = getattr(exc, "errors", None)
+            msg = errors()[0]["msg"].removeprefix("Value error, ") if callable(errors) else str(exc)
+            field, _, message = msg.partition(": ")
+            raise ConnectError(field if message else "--dut-rtl", message or msg) from None
+
+
+def sim_dut_spec(dut: str | RtlDut | None) -> Any:
+    """The simulated DUT of ``dut`` (ConnectError when missing or malformed)."""
+    if isinstance(dut, RtlDut):
+        return dut.spec()
+    try:
+        from wirespeed.sim.dut import parse_dut
+    except ImportError as exc:
+        raise ConnectError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
+    if not dut:
+        raise ConnectError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
+    try:
+        return parse_dut(dut)
+    except ValueError as exc:
+        raise ConnectError("--dut", str(exc)) from None
+
+
+def describe_dut(dut: str | RtlDut | None, target: str) -> dict[str, Any]:
+    """The DUT as the results describe it."""
+    if target != "sim":
+        return {"description": dut} if isinstance(dut, str) and dut else {}
+    from wirespeed.sim.dut import profile_description
+
+    description: dict[str, Any] = sim_dut_spec(dut).describe()
+    return description | (profile_description(dut) if isinstance(dut, str) else {})
+
+
+class Tester(Device):
+    """A connected tester (see the module doc): the register map, identification, commands and
+    trials of :class:`~wirespeed.host.device.Device`, plus where it is (``target``), what DUT it
+    measures (``dut``: the results' description of it) and, in simulation, the DUT's control
+    window (``control``)."""
+
+    def __init__(self, transport: Transport, regmap: Any, *, target: str, dut: dict[str, Any],
+                 control: Transport | None = None, config: Any = None, config_word: int | None = None):
+        super().__init__(transport, regmap)
+        self.target, self.dut, self.control, self.config, self.config_word = target, dut, control, config, config_word
+
+    @property
+    def is_simulation(self) -> bool:
+        return self.target == "sim"
+
+    def require(self, block: str, field: str, why: str) -> None:
+        """ConnectError naming ``field`` when this build has no ``block`` (an
+        :data:`OPTIONAL_BLOCKS` key)."""
+        if self.config is not None and not getattr(self.config, block):
+            raise ConnectError(field, f"{self.transport.url}: its gateware (id.config {self.config_word:#010x}) was "
+                                      f"built without {OPTIONAL_BLOCKS[block]}, which {why} (docs/performance.md, "
+                                      "build configurations)")
+
+    def check_directions(self, flows: Sequence[Flow], field: str) -> None:
+        """ConnectError when this build cannot carry ``flows`` (a one-way board build)."""
+        try:
+            self.check_flows(flows)
+        except ValueError as exc:
+            raise ConnectError(field, str(exc)) from None
+
+    def reset_action(self) -> Callable[[], None]:
+        """The simulated DUT's reset through the simulation's control window."""
+        from wirespeed.sim.control import DutControl
+
+        control = DutControl(self.control or self.transport)
+
+        def reset() -> None:
+            if not control.reset():
+                raise WirespeedError("the simulated DUT did not take the reset: give it reboot=TIME (e.g. --dut "
+                                     "'router:rate=400k,reboot=1ms'), and a trial long enough for the last reset "
+                                     "to end")
+        return reset
+
+
+@contextlib.contextmanager
+def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management: str = "etherbone",
+            uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
+            on_status: Callable[[str | None], None] | None = None, check_identity: bool = True) -> Iterator[Tester]:
+    """The tester at ``target`` (see the module doc). ``requires``: ``(field, block, why)`` for
+    each optional gateware block the caller needs (:meth:`Tester.require`); ``on_status`` is told
+    what slow step is under way (a first simulation start builds it) and None when it is over."""
+    if management not in MANAGEMENT:
+        raise ConnectError("--management", f"{' or '.join(MANAGEMENT)}; not {management!r}")
+    if management != "etherbone" and target != "sim":
+        raise ConnectError("--management", "applies to --target sim only (a board is reached through --target)")
+    if uart_faults is not None and management != "uart":
+        raise ConnectError("--uart-faults", "needs --management uart")
+    status = on_status or (lambda text: None)
+    with contextlib.ExitStack() as stack:
+        control = None
+        try:
+            if target == "sim":
+                transport, control = _start_simulation(stack, dut, management, uart_faults, status)
+            else:
+                transport = stack.enter_context(open_target(target))
+        except ConnectError:
+            raise
+        except WirespeedError as exc:
+            raise ConnectError("--target", str(exc)) from None
+        tester = _open(transport, target, describe_dut(dut, target) | _management_note(management, uart_faults),
+                       control, requires)
+        if check_identity:
+            try:
+                tester.connect()
+            except WirespeedError as exc:
+                raise ConnectError("--target", str(exc)) from None
+        yield tester
+
+
+def _management_note(management: str, uart_faults: str | None) -> dict[str, str]:
+    if management != "uart":
+        return {}
+    return {"tester_management": f"uart: {MANAGEMENT['uart']}"
+                                 + (f"; faults on the line both ways: {uart_faults}" if uart_faults else "")}
+
+
+def _open(transport: Transport, target: str, dut: dict[str, Any], control: Transport | None,
+          requires: Sequence[tuple[str, str, str]]) -> Tester:
+    from wirespeed.gateware.config import ID_CONFIG_OFFSET, TesterConfig
+    from wirespeed.gateware.top import build_register_map
+    try:
+        word, = transport.read([ID_CONFIG_OFFSET])
+        config = TesterConfig.from_word(word)
+    except WirespeedError as exc:
+        raise ConnectError("--target", str(exc)) from None
+    except ValueError as exc:
+        raise ConnectError("--target", f"{transport.url}: {exc}") from None
+    tester = Tester(transport, build_register_map(config), target=target, dut=dut, control=control, config=config,
+                    config_word=word)
+    for field, block, why in requires:
+        tester.require(block, field, why)
+    return tester
+
+
+def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, management: str,
+                      uart_faults: str | None, status: Callable[[str | None], None]
+                      ) -> tuple[Transport, Transport | None]:
+    try:
+        from wirespeed.sim.launcher import SimProcess, UartFaults
+    except ImportError as exc:
+        raise ConnectError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
+    spec = sim_dut_spec(dut)
+    if management == "etherbone":
+        status("starting the simulation (its first start builds it with Verilator)")
+        try:
+            sim = stack.enter_context(_Simulation(SimProcess(spec)))
+        finally:
+            status(None)
+        return stack.enter_context(EtherboneTransport(sim.host, sim.port)), None
+    try:
+        faults = UartFaults.both(uart_faults) if uart_faults else None
+    except ValueError as exc:
+        raise ConnectError("--uart-faults", str(exc)) from None
+    try:
+        process = SimProcess(spec, management="uart", faults=faults)
+    except ValueError as exc:
+        raise ConnectError("--management", str(exc)) from None
+    status("starting the simulation reached over its UART (its first start builds it)")
+    try:
+        sim = stack.enter_context(_Simulation(process))
+    finally:
+        status(None)
+    from .serial_transport import SerialTransport
+    # a 255-word burst takes about 0.9 s through the simulated line: a longer timeout than a board's
+    transport = stack.enter_context(SerialTransport(sim.url, timeout=3.0, retries=8))
+    control = stack.enter_context(EtherboneTransport(sim.host, sim.control_port))
+    return transport, control
+
+
+class _Simulation:
+    """A SimProcess whose own start and stop failures (RuntimeError, several lines) become
+    ConnectError: the first line as the message, the rest as detail."""
+
+    def __init__(self, process: Any):
+        self.process = process
+
+    @staticmethod
+    def _error(what: str, exc: Exception) -> ConnectError:
+        first, _, rest = str(exc).partition("\n")
+        return ConnectError("--target", f"sim: {what}: {first.rstrip(':')}", exit_code=1, detail=rest)
+
+    def __enter__(self) -> Any:
+        try:
+            return self.process.__enter__()
+        except (OSError, RuntimeError) as exc:
+            raise self._error("did not start", exc) from None
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        try:
+            return self.process.__exit__(*exc_info)
+        except RuntimeError as exc:
+            raise self._error("failed", exc) from None
+
+
+def identity(tester: Tester) -> GatewareId:
+    assert tester.ident is not None
+    return tester.ident

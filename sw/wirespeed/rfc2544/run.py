@@ -1,0 +1,268 @@
+"""A plan running on a tester: the learning phase, then each test of the plan in RFC order, every
+step an event (:mod:`.events`), the results written as they are measured.
+
+    run = Run(plan, tester, out="results/")
+    record = run.execute(on_event=print)     # in this thread; Ctrl-C stops it, results kept
+    for event in Run(plan, tester):           # or as an iterator (the run works in a thread)
+        ...
+
+A run ends ``complete``, ``interrupted`` (Ctrl-C, or :meth:`StopToken.set` from any thread: the
+trial in progress is finished first) or ``failed`` (the tester or the DUT failed:
+:class:`RunFailed`); the record says which, and an interrupted or failed run can be resumed
+(:meth:`Run.resume`).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+
+from ..errors import WirespeedError
+from ..results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord
+from ..results.resume import prepare, remaining_sizes
+from ..results.writer import ResultsWriter
+from . import events as ev
+from . import registry
+from .common import run_learning
+from .context import RunContext, RunStopped, StopToken
+from .plan import Plan
+
+__all__ = ["Run", "RunFailed", "requires"]
+
+
+class RunFailed(WirespeedError):
+    """The run stopped on a failure of the tester or the DUT; the record holds what was measured."""
+
+    def __init__(self, message: str, out_dir: Path | None):
+        super().__init__(message)
+        self.out_dir = out_dir
+
+
+def requires(configs: dict[str, Any], learning: Any) -> list[tuple[str, str, str]]:
+    """``(field, block, why)`` for each optional gateware block that running ``configs`` (test
+    name -> configuration) after a learning phase (None: none) needs."""
+    needs = []
+    if learning is not None:
+        needs.append(("--learning", "responder", "the learning phase needs (RFC 2544 section 23): run with "
+                                                 "--no-learning and give the DUT static ARP/ND entries for the "
+                                                 "tester's ports"))
+    for name in configs:
+        needs += [("--tests", block, why) for block, why in registry.get(name).blocks.items()]
+    return needs
+
+
+class Run:
+    """``plan`` on ``tester`` (a connected :class:`~wirespeed.host.tester.Tester`).
+
+    ``out``: the results folder (None: the record is kept in memory only); ``calibration``: a
+    :class:`~wirespeed.calibration.Calibration` whose pipeline delay the latency figures lose,
+    and ``calibration_info`` what the record says of it; ``notes``: more notes for the record;
+    ``config_file``: the config file the plan came from, for the record; ``reset``: the action
+    that resets the DUT (the reset test; default: the simulation's control window)."""
+
+    def __init__(self, plan: Plan, tester: Any, *, out: Path | str | None = None, calibration: Any = None,
+                 calibration_info: dict[str, Any] | None = None, notes: list[str] | None = None,
+                 config_file: dict[str, str] | None = None, reset: Callable[[], None] | None = None,
+                 stop: StopToken | None = None):
+        self.plan, self.tester = plan, tester
+        self.out = None if out is None else Path(out)
+        self.calibration, self.calibration_info = calibration, calibration_info
+        self.extra_notes, self.config_file = list(notes or []), config_file
+        self.reset = reset
+        self.stop = stop or StopToken()
+        self.configs = plan.configs()
+        self.writer: ResultsWriter | None = None
+        self.record: RunRecord | None = None
+        self._resume_note: str | None = None
+
+    @classmethod
+    def resume(cls, record: RunRecord, tester: Any, out: Path | str, *, calibration: Any = None,
+               note: str = "", reset: Callable[[], None] | None = None, stop: StopToken | None = None) -> Run:
+        """Go on with the interrupted or failed run ``record`` of ``out`` (see
+        :mod:`wirespeed.results.resume`): its recorded parameters, the sizes left."""
+        self = cls.__new__(cls)
+        self.plan = Plan.model_validate(record.plan) if record.plan else Plan(tests=record.test_names)
+        self.tester, self.out = tester, Path(out)
+        self.calibration, self.calibration_info = calibration, record.calibration
+        self.extra_notes, self.config_file, self.reset = [], record.config_file, reset
+        self.stop = stop or StopToken()
+        self.configs = {}
+        for entry in record.tests:
+            left = remaining_sizes(record, entry.name)
+            if left:
+                self.configs[entry.name] = entry.parameters.model_copy(update={"frame_sizes": left})
+        self.writer, self.record, self._resume_note = None, record, note
+        return self
+
+    # checks
+
+    def requires(self) -> list[tuple[str, str, str]]:
+        """``(field, block, why)`` for each optional gateware block the run needs."""
+        return requires(self.configs, self._learning())
+
+    def _learning(self) -> Any:
+        if self.record is not None and self._resume_note is not None:
+            return self.record.learning_parameters
+        return self.plan.learning_config
+
+    def check(self) -> None:
+        """ConnectError when the tester cannot carry the plan (raised before anything is written)."""
+        if self.tester is None or not self.configs:
+            return
+        for field, block, why in self.requires():
+            self.tester.require(block, field, why)
+        first = next(iter(self.configs.values()))
+        size = first.frame_sizes[0]
+        forward, *reverse = first.flows(size)
+        self.tester.check_directions([forward], "--target")
+        self.tester.check_directions(reverse, "--bidirectional")
+
+    # the record
+
+    def _header(self) -> RunHeader:
+        ident = self.tester.ident
+        notes = self.plan.notes(self.configs)
+        first = next(iter(self.configs.values()))
+        if not all(self.tester.counts_sequence_errors(f.rx_port) for f in first.flows(first.frame_sizes[0])):
+            notes.append("sequence errors not counted: the tester's gateware has no per-stream receive statistics "
+                         "(a board build); frame loss is frames sent - frames received")
+        if "throughput" in self.configs:
+            if self.calibration is not None:
+                delays = sorted({p.pipeline_delay_ns for p in self.calibration.points})
+                source = (self.calibration_info or {}).get("source", "")
+                notes.append(f"latency calibrated: tester pipeline delay of {'/'.join(map(str, delays))} ns "
+                             f"subtracted ({source})")
+            else:
+                notes.append("latency not calibrated: figures include the tester pipeline delay (run "
+                             "'wirespeed calibrate' on a loopback cable and pass --calibration FILE)")
+        definitions = dict(GENERAL_DEFINITIONS)
+        for name in self.configs:
+            definitions |= registry.get(name).definitions
+        return RunHeader(test="rfc2544-" + "+".join(self.configs), target=self.tester.target, gateware=ident,
+                         dut=self.tester.dut, notes=notes + self.extra_notes, definitions=definitions,
+                         latency_calibrated=self.calibration is not None, calibration=self.calibration_info,
+                         learning_parameters=self.plan.learning_config, plan=self.plan.model_dump(mode="json"),
+                         config_file=self.config_file,
+                         tests=[{"name": name, "parameters": config} for name, config in self.configs.items()])
+
+    # running
+
+    def execute(self, on_event: Callable[[ev.Event], None] | None = None) -> RunRecord:
+        """Run in this thread, telling ``on_event`` every event; returns the record. Raises
+        :class:`RunFailed` when the tester or DUT fails, KeyboardInterrupt after marking the run
+        interrupted."""
+        if self.record is None:
+            self.check()
+            header = self._header()
+            if self.out is not None:
+                self.writer = ResultsWriter(self.out, header)
+                self.record = self.writer.record
+            else:
+                self.record = RunRecord(**dict(header))
+        else:
+            self.check()
+            prepare(self.out, self.record, self._resume_note or "")
+            self.writer = ResultsWriter.resume(self.out, self.record)
+        consumers = [c for c in (self.writer, on_event) if c is not None]
+
+        def emit(event: ev.Event) -> None:
+            if self.writer is None:
+                _keep(self.record, event)
+            for consumer in consumers:
+                consumer(event)
+
+        record = self.record
+        emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
+                           out_dir=None if self.out is None else str(self.out),
+                           resumed=self._resume_note is not None))
+        for note in record.notes if self._resume_note is None else [self._resume_note]:
+            emit(ev.Note(text=note))
+        ctx = RunContext(self.tester, emit, stop=self.stop, reset=self.reset or self._default_reset(),
+                         pipeline=self.calibration.pipeline_ns if self.calibration is not None else None,
+                         results={e.name: list(e.results) for e in record.tests})
+        status, error = "complete", None
+        try:
+            learning = self._learning()
+            if learning is not None and self.configs:
+                first = next(iter(self.configs.values()))
+                emit(ev.LearningDone(result=run_learning(self.tester, first.model_copy(update={"learning": learning}))))
+            for name, config in self.configs.items():
+                test = registry.get(name)
+                ctx.test = name
+                emit(ev.TestStarted(test=name, frame_sizes=list(config.frame_sizes)))
+                ctx.results[name] = list(record.results_of(name))
+                test.run(ctx, config)
+                emit(ev.TestDone(test=name))
+        except (KeyboardInterrupt, RunStopped):
+            status = "interrupted"
+            emit(ev.RunDone(status=status, out_dir=None if self.out is None else str(self.out)))
+            if not self.stop.is_set:
+                raise
+            return record
+        except WirespeedError as exc:
+            status, error = "failed", str(exc)
+            emit(ev.RunDone(status=status, error=error, out_dir=None if self.out is None else str(self.out)))
+            raise RunFailed(error, self.out) from None
+        emit(ev.RunDone(status=status, out_dir=None if self.out is None else str(self.out)))
+        return record
+
+    def _default_reset(self) -> Callable[[], None] | None:
+        if "reset" not in self.configs:
+            return None
+        hook = getattr(self.configs["reset"], "hook", None)
+        if hook:
+            from .suite.reset import hook_command
+            return hook_command(hook)
+        return self.tester.reset_action()
+
+    def __iter__(self) -> Iterator[ev.Event]:
+        """The run's events as they come, the run working in a thread; leaving the loop early
+        stops the run after the trial in progress."""
+        events: queue.Queue[Any] = queue.Queue()
+        done = object()
+
+        def work() -> None:
+            try:
+                self.execute(on_event=events.put)
+            except BaseException as exc:    # noqa: BLE001 - handed to the consumer
+                events.put(_Failure(exc))
+            finally:
+                events.put(done)
+
+        worker = threading.Thread(target=work, name="wirespeed-run", daemon=True)
+        worker.start()
+        try:
+            while (item := events.get()) is not done:
+                if isinstance(item, _Failure):
+                    raise item.exc
+                yield item
+        finally:
+            self.stop.set()
+            worker.join()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+def _keep(record: RunRecord, event: ev.Event) -> None:
+    """An in-memory run's record follows its events as a writer's would."""
+    if isinstance(event, ev.TrialDone):
+        record.trials.append(event.result)
+        record.trial_tags.append(dict(event.tags))
+    elif isinstance(event, ev.SizeDone):
+        entry = record.entry(event.test)
+        if entry is not None:
+            entry.results.append(event.result)
+    elif isinstance(event, ev.LearningDone):
+        record.learning = event.result.model_dump(mode="json")
+    elif isinstance(event, ev.RunDone):
+        record.status, record.error = event.status, event.error
+        record.updated_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
+

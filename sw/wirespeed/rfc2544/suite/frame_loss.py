@@ -1,0 +1,184 @@
+"""RFC 2544 section 26.3, frame loss rate: per frame size, the percentage of offered frames
+that the DUT does not forward, ``(sent - received) * 100 / sent``, at a series of offered
+loads.
+
+Loads: the first trial at 100 % of line rate, then 100 - step, 100 - 2 * step ... % (step 10 %
+by default; RFC 2544 asks for 10 % or finer) until two successive trials lose nothing (or the
+load would reach 0 %). An explicit list of load points replaces the stepping: every point is
+measured, from the highest down, with no early stop.
+
+Configuration (:class:`FrameLossConfig`), the trials and the results (:class:`FrameLossResult`)
+are kept apart; the stepping, :func:`~wirespeed.rfc2544.search.step_frame_loss`, is a pure
+function of a trial callable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field, field_validator
+
+from ... import parse
+from ... import sizes as size_points
+from ...ethernet import line_rate_fps
+from ...host.device import TrialResult
+from ...units import format_duration
+from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
+from ..context import RunContext, run_alone
+from ..registry import Option, Table, TestType, register
+from ..search import RFC_STEP_PCT, step_frame_loss
+
+__all__ = ["FrameLossConfig", "FrameLossPoint", "FrameLossResult", "run_frame_loss", "frame_loss_csv", "TEST"]
+
+
+class FrameLossConfig(PortPairConfig):
+    """Every parameter of a frame loss rate test."""
+
+    trial_duration_ns: int = Field(gt=0)
+    wait_ns: int = Field(ge=0, description="after the generators stop, before the counters are read")
+    step_pct: float = Field(RFC_STEP_PCT, gt=0, le=100, description="of line rate, from 100 % down")
+    points_pct: list[float] | None = Field(None, description="explicit loads, % of line rate; replace the stepping")
+
+    @field_validator("points_pct")
+    @classmethod
+    def _points(cls, points: list[float] | None) -> list[float] | None:
+        if points is None:
+            return None
+        if not points:
+            raise ValueError("at least one load point")
+        bad = [p for p in points if not 0 < p <= 100]
+        if bad:
+            raise ValueError(f"load points must be in (0, 100] % of line rate, not {bad[0]:g}")
+        return points
+
+    @computed_field
+    @property
+    def scaled_down(self) -> bool:
+        return self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.scaled_down:
+            notes.append(f"frame loss: trial {format_duration(self.trial_duration_ns)} and wait "
+                         f"{format_duration(self.wait_ns)} are scaled down from RFC 2544 (trials "
+                         f"{format_duration(RFC_TRIAL_NS)}, waits {format_duration(RFC_WAIT_NS)})")
+        if self.points_pct is None and self.step_pct > RFC_STEP_PCT:
+            notes.append(f"frame loss: steps of {self.step_pct:g} % are coarser than RFC 2544 26.3 asks "
+                         f"({RFC_STEP_PCT:g} % or finer)")
+        if self.points_pct is not None:
+            notes.append("frame loss: explicit load points instead of RFC 2544 26.3's stepping from 100 %")
+        return notes
+
+
+# Results ------------------------------------------------------------------------------------------------
+
+
+class FrameLossPoint(BaseModel):
+    """One load point: what was offered and what came back."""
+
+    offered_pct: float = Field(description="% of line rate")
+    offered_fps: float
+    trial: TrialResult
+
+    @computed_field
+    @property
+    def loss_pct(self) -> float:
+        """(sent - received) * 100 / sent (RFC 2544 26.3)."""
+        return self.trial.loss_pct
+
+
+class FrameLossResult(BaseModel):
+    """The frame loss rate curve of one frame size."""
+
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
+    theoretical_max_fps: float
+    settled: bool = Field(description="the stepping ended on two successive loss-free trials")
+    points: list[FrameLossPoint]
+
+
+FRAME_LOSS_COLUMNS = ["frame_size_B", "offered_pct_line_rate", "offered_fps", "theoretical_max_fps", "duration_ms",
+                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "measured_rx_fps"]
+
+
+def frame_loss_csv(results: list[FrameLossResult]) -> str:
+    """Frame_Loss.csv: one row per frame size and load point, in the order measured."""
+    rows = [[r.frame_size, f"{p.offered_pct:.3f}", f"{p.offered_fps:.2f}", f"{r.theoretical_max_fps:.2f}",
+             f"{p.trial.duration_ns / 1e6:.3f}", p.trial.tx_frames, p.trial.rx_frames, p.trial.lost_frames,
+             f"{p.loss_pct:.4f}", f"{p.trial.measured_rx_fps:.2f}"] for r in results for p in r.points]
+    return csv_text(FRAME_LOSS_COLUMNS, rows)
+
+
+# The procedure ----------------------------------------------------------------------------------------
+
+
+def run(ctx: RunContext, config: FrameLossConfig) -> list[FrameLossResult]:
+    """The frame loss rate test for every frame size of ``config``, in order."""
+    results = []
+    for size in config.frame_sizes:
+        flows, line = config.flows(size), line_rate_fps(size)
+        ctx.size_started(size, line)
+        steps = 0
+
+        def trial(pct: float) -> TrialResult:
+            nonlocal steps
+            steps += 1
+            rate = line * pct / 100
+            ctx.trial_started(size, steps, rate, pct_line_rate=pct)
+            result = ctx.tester.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns)
+            ctx.trial_done(size, steps, result, _trial_line(steps, pct, result), test="frame-loss", offered_pct=pct)
+            return result
+
+        outcome = step_frame_loss(trial, config.step_pct, config.points_pct)
+        result = FrameLossResult(
+            frame_size=size, theoretical_max_fps=line, settled=outcome.settled,
+            points=[FrameLossPoint(offered_pct=pct, offered_fps=line * pct / 100, trial=t)
+                    for pct, t in zip(outcome.loads_pct, outcome.trials)])
+        results.append(result)
+        ctx.size_done(size, result)
+    return results
+
+
+def run_frame_loss(tester: Any, config: FrameLossConfig, on_event=None) -> list[FrameLossResult]:
+    """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`)."""
+    return run_alone(TEST.name, run, tester, config, on_event)
+
+
+def _trial_line(step: int, pct: float, result: TrialResult) -> str:
+    return (f"{size_points.text(result.frame_size):>7}  loss trial {step:>2}  {pct:7.3f} %  "
+            f"{result.offered_fps:>13,.1f} fps  sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  "
+            f"loss {result.loss_pct:8.4f} %")
+
+
+# The test ---------------------------------------------------------------------------------------------
+
+
+def _summary(results: Sequence[FrameLossResult], record: Any) -> list[Table]:
+    rows = [[str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}", f"{p.trial.tx_frames:,}",
+             f"{p.trial.rx_frames:,}", f"{p.loss_pct:.4f}"] for r in results for p in r.points]
+    return [Table("RFC 2544 26.3 frame loss rate",
+                  ["frame size B", "load %", "offered fps", "sent", "received", "loss %"], rows)]
+
+
+def _configure(plan: Any, options: Mapping[str, Any]) -> FrameLossConfig:
+    return FrameLossConfig(
+        frame_sizes=plan.sizes, trial_duration_ns=plan.trial_ns, wait_ns=plan.wait, step_pct=options["loss_step"],
+        points_pct=options["loss_points"], addresses=plan.addresses, bidirectional=plan.bidirectional,
+        sources=plan.sources, destinations=plan.destinations)
+
+
+TEST = register(TestType(
+    name="frame-loss", section="26.3", title="Frame loss rate", order=2,
+    config=FrameLossConfig, result=FrameLossResult, configure=_configure, run=run,
+    tables=lambda results, record: {"Frame_Loss.csv": (FRAME_LOSS_COLUMNS, frame_loss_csv(list(results)))},
+    summary=_summary,
+    definitions={"frame_loss": "RFC 2544 26.3: loss % = (sent - received) * 100 / sent at each offered load, from "
+                               "100 % of line rate down in steps until two successive trials lose nothing, or at "
+                               "explicit load points"},
+    options=(
+        Option("--loss-step", "frame-loss: step down from 100 % of line rate, % (RFC 2544: 10 or finer).", "PCT",
+               kind="parsed", parse=parse.percentage("10"), default="10"),
+        Option("--loss-points", "frame-loss: explicit loads, % of line rate (e.g. 100,90,75), instead of the "
+                                "stepping.", "LIST", kind="parsed", parse=parse.loss_points),
+    ),
+))

@@ -1,0 +1,488 @@
+"""RFC 2544 section 26.1, throughput: per frame size, the highest offered rate at which the
+DUT forwards every frame it is sent (zero loss; RFC 1242 3.17).
+
+Configuration (:class:`ThroughputConfig`), the trials and the results
+(:class:`ThroughputResult`) are kept apart, as in TRex's ndr_bench; the search,
+:func:`~wirespeed.rfc2544.search.search_throughput`, is a pure function of a trial callable.
+
+Search: the first trial runs at 100 % of line rate; if it loses nothing, that is the
+result. Otherwise the offered rate is searched between the highest passing rate (initially 0)
+and the lowest failing rate until they are at most ``resolution`` apart; the result is the
+highest passing rate. Plain bisection (``search="bisect"``, RFC 2544's binary search) takes
+1 + ceil(log2(1000)) = 11 trials at the default resolution of 0.1 % of line rate. The default
+``search="loss-informed"`` uses what a failed trial measured: the DUT forwarded
+``offered * (1 - loss)`` frames/s, so the next trial runs half a resolution below that rate and,
+if it passes, the one after half a resolution above it: for a DUT with a plain forwarding limit
+the search ends there, in 3 trials. Whenever an estimate proves wrong (the guess fails, or the
+probe above it passes: a DUT whose forwarding collapses under overload, or a queue that
+flatters short trials) it bisects the interval left, and from then on, so such a DUT costs at
+most two trials more than bisection. The interval never grows, so it ends within ``resolution`` of the
+same throughput as bisection would.
+
+A trial passes when it loses no frame, or at most ``loss_tolerance_pct`` of them (an optional
+tolerance, reported with the result; RFC 2544's throughput is zero loss). Search trials may be
+shorter than the trial duration (``search_duration_ns``); the result is then confirmed by a
+trial of the full duration at the found rate, and if that one loses frames the search goes on
+below it with full-length trials.
+
+RFC 2544 section 24 says trials SHOULD last 60 s with waits of 2 s (section 23); shorter
+values (the simulation defaults) are allowed for the search and are flagged in the results.
+
+RFC 2544 26.2, latency, runs with this test: ``latency_trials`` trials at each frame size's
+throughput rate after its search, their mean reported per RFC 1242 definition
+(:mod:`wirespeed.latency`); the search's final passing trial gives the latency of Latency.csv.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, computed_field, model_validator
+
+from ... import parse
+from ... import sizes as size_points
+from ...ethernet import line_rate_fps, throughput_mbps
+from ...host.device import PERCENTILES, HistogramConfig, TrialResult
+from ...latency import DEFINITION_NAMES, LAT_DEF, LatencyFigures, Pipeline, definition_of, latency_figures
+from ...units import format_duration
+from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
+from ..context import RunContext, run_alone
+from ..registry import Option, Table, TestType, register
+from ..search import SearchOutcome, search_throughput
+
+__all__ = ["ThroughputConfig", "ThroughputResult", "RepeatedLatency", "run_throughput", "TEST"]
+
+
+class ThroughputConfig(PortPairConfig):
+    """Every parameter of a throughput test."""
+
+    trial_duration_ns: int = Field(gt=0)
+    wait_ns: int = Field(ge=0, description="after the generators stop, before the counters are read")
+    resolution_pct: float = Field(0.1, gt=0, le=100, description="of line rate")
+    max_trials: int = Field(32, ge=1, description="per frame size")
+    search: Literal["loss-informed", "bisect"] = Field(
+        "loss-informed", description="bisect: RFC 2544's binary search; loss-informed: the next rate from what the "
+                                     "last trial forwarded (fewer trials, same resolution)")
+    loss_tolerance_pct: float = Field(0.0, ge=0, lt=100, description="a trial passes if it loses at most this "
+                                                                       "% of its frames (RFC 2544: 0)")
+    latency_trials: int = Field(0, ge=0, le=1000, description="RFC 2544 26.2: latency trials repeated at each "
+                                                                "size's throughput rate after its search (RFC: 20); "
+                                                                "0: the latency of the search's final trial only")
+    search_duration_ns: int | None = Field(None, gt=0, description="length of the search trials; None: the trial "
+                                                                   "duration. Shorter: the result is confirmed by "
+                                                                   "a full-length trial")
+    latency_definition: Literal["bit_forwarding", "store_and_forward"] = Field(
+        "bit_forwarding", description="what the analyzers measure (pN.ana.lat_def); the other definition "
+                                      "is derived (wirespeed.latency)")
+
+    def resolution_fps(self, frame_len: int) -> float:
+        return line_rate_fps(frame_len) * self.resolution_pct / 100
+
+    @model_validator(mode="after")
+    def _search_not_longer(self):
+        if self.search_duration_ns is not None and self.search_duration_ns > self.trial_duration_ns:
+            raise ValueError("search_duration_ns must not exceed trial_duration_ns")
+        return self
+
+    def passes(self, result: TrialResult) -> bool:
+        """The trial's verdict: no loss, or at most ``loss_tolerance_pct`` (and nothing
+        received that was not sent)."""
+        if self.loss_tolerance_pct == 0:
+            return result.passed
+        return result.tx_frames > 0 and 0 <= result.lost_frames and result.loss_pct <= self.loss_tolerance_pct
+
+    @computed_field
+    @property
+    def scaled_down(self) -> bool:
+        """True when trials or waits are shorter than RFC 2544 asks."""
+        return (self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS
+                or (self.learning is not None and self.learning.settle_ns < RFC_WAIT_NS))
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.learning is not None and self.learning.settle_ns < RFC_WAIT_NS:
+            notes.append(f"learning settle wait {format_duration(self.learning.settle_ns)} is scaled down from "
+                         f"RFC 2544 section 23 ({format_duration(RFC_WAIT_NS)})")
+        if not (self.trial_duration_ns < RFC_TRIAL_NS or self.wait_ns < RFC_WAIT_NS):
+            return notes
+        return [f"trial {format_duration(self.trial_duration_ns)} and wait {format_duration(self.wait_ns)} "
+                f"are scaled down from RFC 2544 (trials {format_duration(RFC_TRIAL_NS)}, waits "
+                f"{format_duration(RFC_WAIT_NS)}); figures are not RFC 2544 results", *notes]
+
+
+# Results ------------------------------------------------------------------------------------------------
+
+
+class RepeatedLatency(BaseModel):
+    """RFC 2544 26.2 over repeated trials, one definition: the reported latency is the mean of
+    the trials' values (here each trial's mean over all its frames), with the spread of those
+    means and the extremes over all trials."""
+
+    definition: str
+    name: str
+    trials: int
+    mean_ns: float = Field(description="mean over the trials of each trial's average latency (the RFC's value)")
+    stddev_of_means_ns: float = Field(description="sample standard deviation of the trials' averages")
+    min_ns: int = Field(description="smallest latency of any frame of any trial")
+    max_ns: int = Field(description="largest latency of any frame of any trial")
+    mean_of_max_ns: float = Field(description="mean over the trials of each trial's largest latency")
+    frames: int
+    lost_frames: int = Field(description="frames the repeats lost (RFC 2544 measures latency at throughput)")
+
+    @classmethod
+    def over(cls, trials: list[TrialResult], per_trial: list[list[LatencyFigures]]) -> list["RepeatedLatency"]:
+        """Per definition available in every trial; ``per_trial``: each trial's figures
+        (:func:`wirespeed.latency.latency_figures`)."""
+        out = []
+        if not per_trial or not all(per_trial):
+            return out
+        for i, first in enumerate(per_trial[0]):
+            figs = [f[i] for f in per_trial if len(f) > i and f[i].available]
+            if len(figs) != len(trials) or any(f.definition != first.definition for f in figs):
+                continue
+            means = [f.avg_ns for f in figs]
+            mean = sum(means) / len(means)
+            spread = (sum((m - mean) ** 2 for m in means) / (len(means) - 1)) ** 0.5 if len(means) > 1 else 0.0
+            out.append(cls(definition=first.definition, name=first.name, trials=len(figs), mean_ns=mean,
+                           stddev_of_means_ns=spread, min_ns=min(f.min_ns for f in figs),
+                           max_ns=max(f.max_ns for f in figs), mean_of_max_ns=sum(f.max_ns for f in figs) / len(figs),
+                           frames=sum(f.frames for f in figs), lost_frames=sum(max(0, t.lost_frames) for t in trials)))
+        return out
+
+
+class ThroughputResult(BaseModel):
+    """The throughput of one frame size."""
+
+    frame_size: int | str = Field(description="bytes, FCS included, or an IMIX label (wirespeed.sizes)")
+    theoretical_max_fps: float
+    resolution_fps: float
+    throughput_fps: float = Field(description="highest offered rate with zero loss; 0 if none")
+    failed_fps: float | None = Field(description="lowest offered rate that lost frames")
+    converged: bool
+    trials: int = Field(description="trials run for this frame size, the confirmation included")
+    search: str = Field("bisect", description="the search: bisect or loss-informed")
+    loss_tolerance_pct: float = Field(0.0, description="a trial passed with at most this % loss")
+    confirmed: bool | None = Field(None, description="True: the result held for a full-length trial after "
+                                                     "shorter search trials; None: the search trials were "
+                                                     "full length")
+    best: TrialResult | None = Field(description="the trial at throughput_fps")
+    latency_repeats: list[TrialResult] = Field(default_factory=list,
+                                               description="RFC 2544 26.2: the repeated latency trials at "
+                                                           "throughput_fps")
+    latency_repeat_figures: list[list[LatencyFigures]] = Field(
+        default_factory=list, description="latency of each repeat in both definitions (calibrated like latency)")
+    repeated_latency: list[RepeatedLatency] = Field(default_factory=list,
+                                                    description="RFC 2544 26.2 figures over latency_repeats, per "
+                                                                "definition available in every repeat")
+    latency: list[LatencyFigures] = Field(default_factory=list,
+                                          description="latency of the best trial in both definitions, "
+                                                      "the measured one first")
+
+    @computed_field
+    @property
+    def pct_line_rate(self) -> float:
+        return 100.0 * self.throughput_fps / self.theoretical_max_fps
+
+    @computed_field
+    @property
+    def throughput_mbps(self) -> float:
+        return throughput_mbps(self.frame_size, self.throughput_fps)
+
+    @classmethod
+    def from_outcome(cls, frame_size: int | str, outcome: SearchOutcome[TrialResult],
+                     pipeline: Pipeline | None = None, *, trials: int | None = None, **extra) -> "ThroughputResult":
+        """``pipeline``: the calibrated tester pipeline delay to subtract from the latency
+        (:meth:`wirespeed.calibration.Calibration.pipeline_ns`); None reports raw latency."""
+        return cls(frame_size=frame_size, theoretical_max_fps=outcome.line_rate_fps,
+                   resolution_fps=outcome.resolution_fps, throughput_fps=outcome.throughput_fps,
+                   failed_fps=outcome.failed_fps, converged=outcome.converged,
+                   trials=len(outcome.trials) if trials is None else trials, best=outcome.best, **extra,
+                   latency=latency_figures(outcome.best, pipeline) if outcome.best else [])
+
+
+# Tables -------------------------------------------------------------------------------------------------
+
+THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
+                      "theoretical_max_fps", "frames_sent", "frames_received", "trials", "search",
+                      "loss_tolerance_pct", "confirmed", "mean_frame_B"]
+LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
+                   "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
+                   "source", "calibrated", "pipeline_delay_ns", "repeats", "repeats_mean_ns",
+                   "repeats_mean_stddev_ns", "repeats_min_ns", "repeats_max_ns"]
+
+
+def _throughput_row(r: ThroughputResult) -> list:
+    best = r.best
+    return [r.frame_size, f"{r.throughput_fps:.2f}", f"{best.measured_rx_fps:.2f}" if best else "",
+            f"{r.pct_line_rate:.3f}", f"{r.throughput_mbps:.3f}", f"{r.theoretical_max_fps:.2f}",
+            best.tx_frames if best else "", best.rx_frames if best else "", r.trials, r.search,
+            f"{r.loss_tolerance_pct:g}", {True: "yes", False: "no", None: ""}[r.confirmed],
+            f"{float(size_points.mean_len(r.frame_size)):g}"]
+
+
+def throughput_csv(results: list[ThroughputResult]) -> str:
+    """Throughput.csv: one row per frame size; frames of the trial at the throughput rate."""
+    return csv_text(THROUGHPUT_COLUMNS, [_throughput_row(r) for r in results])
+
+
+def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list:
+    def pct(q):
+        value = lat.percentiles_ns.get(f"p{q:g}")
+        return "" if value is None else value
+
+    return [r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns,
+            f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}", *(pct(q) for q in PERCENTILES),
+            lat.bin_ns or "", lat.frames, lat.name, lat.source, "yes" if lat.calibrated else "no",
+            "" if lat.pipeline_delay_ns is None else lat.pipeline_delay_ns, *_repeats(r, lat.definition)]
+
+
+def _repeats(r: ThroughputResult, definition: str) -> list:
+    rep = next((x for x in r.repeated_latency if x.definition == definition), None)
+    if rep is None:
+        return ["", "", "", "", ""]
+    return [rep.trials, f"{rep.mean_ns:.1f}", f"{rep.stddev_of_means_ns:.1f}", rep.min_ns, rep.max_ns]
+
+
+def latency_csv(results: list[ThroughputResult]) -> str:
+    """Latency.csv: latency of the final passing trial of each frame size, one row per
+    RFC 1242 definition (the measured one first, then the derived one when it is exact), with
+    RFC 2544 26.2's repeated-trial figures when latency trials were run."""
+    rows = [_latency_row(r, lat) for r in results if r.best for lat in r.latency if lat.available]
+    return csv_text(LATENCY_COLUMNS, rows)
+
+
+LATENCY_TRIALS_COLUMNS = ["frame_size_B", "repeat", "rate_fps", "definition", "source", "min_ns", "avg_ns", "max_ns",
+                          "stddev_ns", "jitter_ns", "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "frames",
+                          "frames_lost", "calibrated"]
+
+
+def latency_trials_csv(results: list[ThroughputResult]) -> str:
+    """Latency_Trials.csv: each RFC 2544 26.2 latency trial, both definitions (as Latency.csv)."""
+    rows = []
+    for r in results:
+        for i, (trial, figures) in enumerate(zip(r.latency_repeats, r.latency_repeat_figures), 1):
+            for lat in figures:
+                if lat.available:
+                    pct = [lat.percentiles_ns.get(f"p{q:g}") for q in PERCENTILES]
+                    rows.append([r.frame_size, i, f"{trial.offered_fps:.2f}", lat.name, lat.source, lat.min_ns,
+                                 f"{lat.avg_ns:.1f}", lat.max_ns, f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}",
+                                 *("" if v is None else v for v in pct), lat.frames, max(0, trial.lost_frames),
+                                 "yes" if lat.calibrated else "no"])
+    return csv_text(LATENCY_TRIALS_COLUMNS, rows)
+
+
+HISTOGRAM_BINS = 1024        # pN.ana.hist entries: the overflow row's lower bound
+HISTOGRAM_COLUMNS = ["frame_size_B", "trial", "rx_port", "definition", "bin_low_ns", "bin_high_ns", "frames"]
+
+
+def latency_histograms_csv(results: list[ThroughputResult]) -> str:
+    """Latency_Histograms.csv: the raw measured latency histogram (tester pipeline delay
+    included, the trial's measured definition) of each size's final passing trial ("best") and
+    of each repeated latency trial; non-empty bins, then an underflow and an overflow row
+    (empty bin bounds) when not zero."""
+    rows = []
+    for r in results:
+        trials = ([("best", r.best)] if r.best else []) + [(f"repeat {i}", t) for i, t in
+                                                              enumerate(r.latency_repeats, 1)]
+        for label, trial in trials:
+            name = DEFINITION_NAMES[definition_of(trial.lat_def)]
+            for port, hist in sorted(trial.histograms.items()):
+                for index in sorted(hist.counts):
+                    low = hist.offset_ns + index * hist.bin_ns
+                    rows.append([r.frame_size, label, port, name, low, low + hist.bin_ns, hist.counts[index]])
+                if hist.underflow:
+                    rows.append([r.frame_size, label, port, name, "", hist.offset_ns, hist.underflow])
+                if hist.overflow:
+                    rows.append([r.frame_size, label, port, name,
+                                 hist.offset_ns + HISTOGRAM_BINS * hist.bin_ns, "", hist.overflow])
+    return csv_text(HISTOGRAM_COLUMNS, rows)
+
+
+# The procedure ----------------------------------------------------------------------------------------
+
+
+def run(ctx: RunContext, config: ThroughputConfig) -> list[ThroughputResult]:
+    """The throughput test for every frame size of ``config``, in order; latency figures
+    calibrated by ``ctx.pipeline`` (see :meth:`ThroughputResult.from_outcome`)."""
+    return [_one_size(ctx, config, size) for size in config.frame_sizes]
+
+
+def run_throughput(tester: Any, config: ThroughputConfig, on_event=None,
+                   pipeline: Pipeline | None = None) -> list[ThroughputResult]:
+    """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`)."""
+    return run_alone(TEST.name, run, tester, config, on_event, pipeline=pipeline)
+
+
+def _one_size(ctx: RunContext, config: ThroughputConfig, size: int | str) -> ThroughputResult:
+    device, pipeline = ctx.tester, ctx.pipeline
+    flows, line = config.flows(size), line_rate_fps(size)
+    ctx.size_started(size, line)
+    steps = 0
+    histogram = HistogramConfig()
+    search_ns = config.search_duration_ns or config.trial_duration_ns
+
+    def run_one(rate: float, duration_ns: int, repeat: int = 0) -> TrialResult:
+        nonlocal steps, histogram
+        if repeat:
+            ctx.trial_started(size, repeat, rate, latency_trial=repeat, of=config.latency_trials)
+        else:
+            steps += 1
+            ctx.trial_started(size, steps, rate, pct_line_rate=100 * rate / line)
+        result = device.run_trial(flows, rate, duration_ns, config.wait_ns, histogram,
+                                  lat_def=LAT_DEF[config.latency_definition])
+        if (lat := result.latency) is not None:   # bin the next trial around what this one saw
+            histogram = HistogramConfig.fitting(lat.min_ns, lat.max_ns)
+        if repeat:
+            ctx.trial_done(size, repeat, result, _latency_line(repeat, result), test="latency", repeat=repeat)
+        else:
+            ctx.trial_done(size, steps, result, _trial_line(steps, result, line), test="throughput")
+        return result
+
+    def forwarded(result: TrialResult) -> float:
+        return result.offered_fps * result.rx_frames / result.tx_frames if result.tx_frames else 0.0
+
+    informed = forwarded if config.search == "loss-informed" else None
+    outcome = search_throughput(lambda rate: run_one(rate, search_ns), line, config.resolution_fps(size),
+                                config.max_trials, passed=config.passes, forwarded=informed)
+    confirmed = None
+    if search_ns < config.trial_duration_ns and outcome.best is not None and steps < config.max_trials:
+        # RFC 2544 26.1: the rate found by short trials holds for a full-length trial, or the
+        # search goes on below it with full-length trials
+        check = run_one(outcome.throughput_fps, config.trial_duration_ns)
+        if config.passes(check):
+            outcome.best, confirmed = check, True
+        else:
+            outcome = search_throughput(lambda rate: run_one(rate, config.trial_duration_ns), line,
+                                        config.resolution_fps(size), config.max_trials - steps,
+                                        passed=config.passes, failed=(outcome.throughput_fps, check),
+                                        forwarded=informed)
+            confirmed = outcome.best is not None
+    elif search_ns < config.trial_duration_ns:
+        confirmed = False
+    search_trials = steps
+    repeats = []
+    if outcome.best is not None:        # RFC 2544 26.2: latency trials at the throughput rate
+        repeats = [run_one(outcome.throughput_fps, config.trial_duration_ns, i + 1)
+                   for i in range(config.latency_trials)]
+    figures = [latency_figures(t, pipeline) for t in repeats]
+    result = ThroughputResult.from_outcome(size, outcome, pipeline, trials=search_trials, confirmed=confirmed,
+                                           loss_tolerance_pct=config.loss_tolerance_pct, search=config.search,
+                                           latency_repeats=repeats, latency_repeat_figures=figures,
+                                           repeated_latency=RepeatedLatency.over(repeats, figures))
+    ctx.size_done(size, result)
+    return result
+
+
+def _errors(result: TrialResult) -> str:
+    if not (result.seq_errors or result.fcs_errors):
+        return ""
+    return f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}"
+
+
+def _verdict(passed: bool) -> str:
+    return "[green]pass[/]" if passed else "[red]fail[/]"
+
+
+def _trial_line(step: int, result: TrialResult, line_rate: float) -> str:
+    return (f"{size_points.text(result.frame_size):>7}  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
+            f"{100 * result.offered_fps / line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
+            f"lost {result.lost_frames:>8,}{_errors(result)}  {_verdict(result.passed)}")
+
+
+def _latency_line(repeat: int, result: TrialResult) -> str:
+    lat = result.latency
+    figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
+    return (f"{size_points.text(result.frame_size):>7}  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
+            f"lost {result.lost_frames:>8,}  {figures} (raw)")
+
+
+# The test ---------------------------------------------------------------------------------------------
+
+
+def _tables(results: Sequence[ThroughputResult], record: Any) -> dict[str, tuple[list[str], str]]:
+    tables = {"Throughput.csv": (THROUGHPUT_COLUMNS, throughput_csv(list(results))),
+              "Latency.csv": (LATENCY_COLUMNS, latency_csv(list(results)))}
+    if record.parameters_of("throughput").latency_trials:
+        tables["Latency_Trials.csv"] = (LATENCY_TRIALS_COLUMNS, latency_trials_csv(list(results)))
+    tables["Latency_Histograms.csv"] = (HISTOGRAM_COLUMNS, latency_histograms_csv(list(results)))
+    return tables
+
+
+def _summary(results: Sequence[ThroughputResult], record: Any) -> list[Table]:
+    config = record.parameters_of("throughput")
+    rows = [[str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.pct_line_rate:.2f}", f"{r.throughput_mbps:.1f}",
+             f"{r.theoretical_max_fps:,.1f}", f"{r.trials}" + ("" if r.converged else " (cap)")] for r in results]
+    throughput = Table(f"RFC 2544 throughput (zero loss, resolution {config.resolution_pct:g} % of line rate)",
+                       ["frame size B", "throughput fps", "% line rate", "Mb/s", "line rate fps", "trials"], rows)
+    state = ("calibrated: tester pipeline delay subtracted" if record.latency_calibrated else
+             "not calibrated: includes the tester pipeline delay")
+    rows = [[str(r.frame_size), lat.definition.replace("_", " "), lat.source, f"{lat.min_ns:,}", f"{lat.avg_ns:,.1f}",
+             f"{lat.max_ns:,}", f"{lat.jitter_ns:,.1f}"] for r in results for lat in r.latency if lat.available]
+    latency = Table(f"Latency at the throughput rate, ns ({state})",
+                    ["size B", "definition", "source", "min", "avg", "max", "jitter"], rows)
+    return [throughput, latency]
+
+
+def _latency_definition(text: str) -> str:
+    values = {"bit-forwarding": "bit_forwarding", "store-and-forward": "store_and_forward"}
+    if text not in values:
+        raise ValueError(f"bit-forwarding ({DEFINITION_NAMES['bit_forwarding']}) or store-and-forward "
+                         f"({DEFINITION_NAMES['store_and_forward']}); not {text!r}")
+    return values[text]
+
+
+def _configure(plan: Any, options: Mapping[str, Any]) -> ThroughputConfig:
+    from ..plan import PlanError
+
+    trial_ns = plan.trial_ns
+    if options["search_duration"] is not None and options["search_duration"] > trial_ns:
+        raise PlanError("--search-duration", f"at most the trial duration ({format_duration(trial_ns)})")
+    return ThroughputConfig(
+        frame_sizes=plan.sizes, resolution_pct=options["resolution"], max_trials=options["max_trials"],
+        search=options["search"], bidirectional=plan.bidirectional, sources=plan.sources,
+        destinations=plan.destinations, loss_tolerance_pct=options["loss_tolerance"],
+        search_duration_ns=options["search_duration"], latency_trials=options["latency_trials"],
+        trial_duration_ns=trial_ns, wait_ns=plan.wait, latency_definition=options["latency_definition"],
+        addresses=plan.addresses)
+
+
+DEFINITIONS = {
+    "throughput": "RFC 2544 26.1: highest offered rate at which every frame sent was received "
+                  "(received == sent, no sequence or FCS errors; or at most parameters.loss_tolerance_pct "
+                  "lost, when set); offered rates are searched to the stated resolution by bisection or, by "
+                  "default, loss-informed (the next rate from what the last failed trial got through); with "
+                  "shorter search trials the result is confirmed by a full-length trial",
+    "repeated_latency": "RFC 2544 26.2: latency trials repeated at the throughput rate "
+                        "(parameters.latency_trials); the reported value is the mean over the trials of each "
+                        "trial's average latency, per definition",
+    "throughput_Mbps": "L * 8 * frames/s (frame bits only; L the mean size of an IMIX)",
+    "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
+}
+
+TEST = register(TestType(
+    name="throughput", section="26.1", title="Throughput", order=1,
+    config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
+    summary=_summary, definitions=DEFINITIONS,
+    options=(
+        Option("--resolution", "Search resolution, % of line rate.", "PCT", kind="parsed",
+               parse=parse.percentage("0.1"), default="0.1"),
+        Option("--max-trials", "Trials per frame size at most.", min=1, default="32"),
+        Option("--search", "throughput search: bisect (RFC 2544's binary search) or loss-informed (the next rate "
+                           "from what the last failed trial got through; same resolution, fewer trials).",
+               "loss-informed|bisect", kind="parsed", parse=parse.choice("loss-informed", "bisect"),
+               default="loss-informed"),
+        Option("--loss-tolerance", "throughput: a trial passes if it loses at most this % of its frames (RFC 2544: "
+                                   "0; reported).", "PCT", kind="parsed", parse=parse.loss_tolerance, default="0"),
+        Option("--search-duration", "throughput: length of the search trials (default: --trial-duration); shorter "
+                                    "ones are followed by a confirmation trial of --trial-duration at the rate "
+                                    "found.", "DURATION", kind="parsed", parse=parse.positive_duration),
+        Option("--latency-trials", "RFC 2544 26.2: latency trials repeated at each size's throughput rate, their "
+                                   "mean reported (sim: 2, board: the RFC's 20; 0: none).", "N", min=0, max=1000,
+               target_defaults={"sim": 2, "board": 20}),
+        Option("--latency-definition", "Latency definition the hardware measures (RFC 1242 3.8): first bit in to "
+                                       "first bit out, or last bit in to first bit out; the other is derived "
+                                       "(exact for one frame size).", "bit-forwarding|store-and-forward",
+               kind="parsed", parse=_latency_definition, default="bit-forwarding"),
+    ),
+))
