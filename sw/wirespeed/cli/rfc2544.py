@@ -18,12 +18,12 @@ from rich.console import Console
 
 from .. import config as config_files
 from .. import parse
-from ..calibration import Calibration, CalibrationError, auto_calibration, load_calibration
+from ..calibration import Calibration, CalibrationError
 from ..host.tester import RtlDut, describe_dut, sim_dut_spec
 from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
-from ..rfc2544.plan import Plan, PlanError
+from ..rfc2544.plan import Plan, PlanError, resolve_calibration
 from ..rfc2544.run import Run, RunFailed, requires
 from .app import app
 from .common import (InputError, as_input_error, config_option, dut_option, err_console, open_tester,
@@ -158,24 +158,16 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
         configs = plan.configs()
     except PlanError as exc:
         raise as_input_error(exc) from None
-    calibration, cal_info = None, None
-    if plan.calibration not in ("auto", "none"):
-        calibration = _load_calibration(Path(plan.calibration))
-        cal_info = {"source": f"file {plan.calibration}"}
+    calibration, cal_info = _calibration(plan, target, configs) if plan.calibration != "auto" else (None, None)
     if target == "sim":
         _dut_spec(dut)          # a bad --dut is refused before any simulation starts
     out = values["out"]
     cfg = ctx.meta.get(config_files.META_KEY)
     try:
-        if plan.calibration == "auto" and target == "sim" and "throughput" in configs:   # latency: 26.1/26.2 only
-            calibration = _auto_calibration(configs)
-            cal_info = {"source": "automatic: calibration run on a 'loopback:delay=0ns' simulation before the test"}
+        if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
+            calibration, cal_info = _calibration(plan, target, configs)
         with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
                          requires=requires(configs, plan.learning_config)) as tester:
-            if calibration is not None:
-                _check_calibration(calibration, tester, configs)
-                cal_info = (cal_info or {}) | {"pipeline_delay_ns": calibration.summary(),
-                                               "file": calibration.model_dump(mode="json")}
             run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info,
                       config_file=cfg.record() if cfg else None)
             _execute(run, values["json_out"])
@@ -208,17 +200,14 @@ def _dut_spec(dut: str | RtlDut | None) -> Any:
         raise as_input_error(exc) from None
 
 
-def _load_calibration(path: Path) -> Calibration:
-    try:
-        return load_calibration(path)
-    except CalibrationError as exc:
-        raise InputError(*str(exc).split(": ", 1)) from None
-
-
-def _auto_calibration(configs: dict[str, Any]) -> Calibration:
+def _calibration(plan: Plan, target: str, configs: dict[str, Any]) -> tuple[Calibration | None, dict | None]:
+    """The plan's calibration (--calibration): none, a file, or on sim an automatic calibration
+    run (for the latency of 26.1/26.2 only), with a spinner while it runs."""
     from .. import sizes as size_points
     from ..host.tester import ConnectError
 
+    if "throughput" not in configs and plan.calibration == "auto":
+        return None, None
     first = next(iter(configs.values()))
     status = None
 
@@ -232,25 +221,13 @@ def _auto_calibration(configs: dict[str, Any]) -> Calibration:
             status.start()
 
     try:
-        return auto_calibration(size_points.distinct_sizes(first.frame_sizes), on_status=on_status)
-    except ConnectError as exc:
+        return resolve_calibration(plan, target, size_points.distinct_sizes(first.frame_sizes), on_status)
+    except (ConnectError, PlanError) as exc:
         raise as_input_error(exc) from None
     except CalibrationError as exc:
         raise InputError(*str(exc).split(": ", 1), exit_code=1) from None
     finally:
         on_status(None)
-
-
-def _check_calibration(calibration: Calibration, tester: Any, configs: dict[str, Any]) -> None:
-    """InputError when ``calibration`` has no figure for a direction and size the run measures
-    latency at (throughput), or was made on another target or gateware."""
-    config = configs.get("throughput") or next(iter(configs.values()))
-    needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
-             for size in set(f.spec.sizes)]
-    try:
-        calibration.check_usable(tester.ident, tester.target, needs)
-    except CalibrationError as exc:
-        raise InputError(*str(exc).split(": ", 1)) from None
 
 
 def _execute(run: Run, json_out: bool) -> None:
@@ -337,9 +314,6 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                     raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
                                                  f"{tester.ident.map_hash:#010x}) is not the run's "
                                                  f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
-                if calibration is not None and "throughput" in todo:
-                    _check_calibration(calibration, tester, {"throughput": todo["throughput"].model_copy(
-                        update={"frame_sizes": left["throughput"]})})
                 if tester.target != record.target:
                     note += f"; target {tester.target} (was {record.target})"
                     record.target = tester.target

@@ -11,6 +11,7 @@ simulation (:data:`COMMON_DEFAULTS`, each test's :class:`~.registry.Option.targe
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -22,7 +23,7 @@ from ..units import format_duration
 from . import registry
 from .common import LearningConfig
 
-__all__ = ["Plan", "PlanError", "COMMON_DEFAULTS", "TargetKind"]
+__all__ = ["Plan", "PlanError", "COMMON_DEFAULTS", "TargetKind", "resolve_calibration"]
 
 TargetKind = Literal["sim", "board"]
 
@@ -152,3 +153,24 @@ class Plan(BaseModel):
 
 def _plain(opt: registry.Option):
     return {"int": int, "float": float, "text": str}.get(opt.kind, str)
+
+
+def resolve_calibration(plan: Plan, target: str, sizes: list[int],
+                        on_status: Any = None) -> tuple[Any, dict[str, Any] | None]:
+    """The calibration ``plan.calibration`` asks for on ``target``: (Calibration or None, what the
+    results say of its source). ``auto``: in simulation, a calibration run on a zero-delay
+    loopback simulation of its own (at ``sizes``); on a board, none. ``none``: none. Otherwise a
+    calibration file. Raises :class:`PlanError` for a bad file, ConnectError or CalibrationError
+    when the calibration run fails."""
+    from ..calibration import CAL_SIM_DUT, CalibrationError, auto_calibration, load_calibration
+
+    if plan.calibration == "none" or (plan.calibration == "auto" and target != "sim"):
+        return None, None
+    if plan.calibration == "auto":
+        return (auto_calibration(sizes, on_status=on_status),
+                {"source": f"automatic: calibration run on a '{CAL_SIM_DUT}' simulation before the test"})
+    try:
+        return load_calibration(Path(plan.calibration)), {"source": f"file {plan.calibration}"}
+    except CalibrationError as exc:
+        field, _, message = str(exc).partition(": ")
+        raise PlanError(field, message) from None

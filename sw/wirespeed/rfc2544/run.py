@@ -111,9 +111,19 @@ class Run:
         return self.plan.learning_config
 
     def check(self) -> None:
-        """ConnectError when the tester cannot carry the plan (raised before anything is written)."""
+        """ConnectError when the tester cannot carry the plan, PlanError when the calibration
+        does not fit it (raised before anything is written)."""
         if self.tester is None or not self.configs:
             return
+        if self.calibration is None and self._resume_note is None and "throughput" in self.configs:
+            from .. import sizes as size_points
+            from .plan import resolve_calibration
+
+            first = next(iter(self.configs.values()))
+            self.calibration, self.calibration_info = resolve_calibration(
+                self.plan, self.tester.target, size_points.distinct_sizes(first.frame_sizes))
+        if self.calibration is not None and "throughput" in self.configs:
+            self._check_calibration()
         for field, block, why in self.requires():
             self.tester.require(block, field, why)
         first = next(iter(self.configs.values()))
@@ -121,6 +131,23 @@ class Run:
         forward, *reverse = first.flows(size)
         self.tester.check_directions([forward], "--target")
         self.tester.check_directions(reverse, "--bidirectional")
+
+    def _check_calibration(self) -> None:
+        """PlanError when the calibration has no figure for a direction and size the run measures
+        latency at, or was made on another target or gateware."""
+        from ..calibration import CalibrationError
+        from .plan import PlanError
+
+        config = self.configs["throughput"]
+        needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
+                 for size in set(f.spec.sizes)]
+        try:
+            self.calibration.check_usable(self.tester.ident, self.tester.target, needs)
+        except CalibrationError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise PlanError(field, message) from None
+        self.calibration_info = (self.calibration_info or {}) | {"pipeline_delay_ns": self.calibration.summary(),
+                                                                 "file": self.calibration.model_dump(mode="json")}
 
     # the record
 
