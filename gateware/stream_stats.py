@@ -67,45 +67,17 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .registers import WORD_READ_LATENCY
-from .regmap import pack_fields, unpack_fields
+from .regmap import pack_fields
+from .statsdesc import ENTRY_BITS, ENTRY_WORDS, LAT_MIN_INIT, READ_WORDS, STATS_FIELDS, empty_entry, unpack_entry
 from .square import SerialSquare
 from .synth_hints import no_collision_name
 
 __all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "ENTRY_WORDS", "READ_WORDS", "READ_LATENCY", "LAT_MIN_INIT",
            "MIN_EVENT_SPACING", "LOSS_LATENCY", "empty_entry", "unpack_entry"]
 
-#: (name, bits) of a table entry as the host reads it, least significant first. Every field
-#: lies within one 64-bit word of the block RAM but ``lat_sq_sum``, whose top 32 bits share a
-#: word with ``next_seq``.
-STATS_FIELDS = [
-    ("rx_frames", 64),
-    ("rx_bytes", 64),
-    ("fcs_errors", 64),
-    ("in_order", 64),
-    ("lost", 64),
-    ("duplicate", 64),
-    ("out_of_order", 64),
-    ("late", 64),
-    ("first_rx_ns", 64),
-    ("last_rx_ns", 64),
-    ("lat_min", 32),
-    ("lat_max", 32),
-    ("lat_sum", 64),
-    ("lat_sq_sum", 96),
-    ("next_seq", 32),
-    ("jitter_sum", 64),
-    ("last_lat", 32),
-]
-ENTRY_BITS = sum(bits for _, bits in STATS_FIELDS)
-#: 64-bit block RAM words of an entry
-ENTRY_WORDS = 16
-#: 32-bit words of an entry as the host reads it (``read_addr = entry * READ_WORDS + word``)
-READ_WORDS = 2 * ENTRY_WORDS
 #: clocks from ``read_addr`` to ``read_data`` (a register behind the block RAM's output): what
 #: the register bank's word-read windows expect
 READ_LATENCY = WORD_READ_LATENCY
-assert ENTRY_BITS <= 64 * ENTRY_WORDS
-LAT_MIN_INIT = (1 << 32) - 1
 #: clocks from one event to the next, at least: an update takes 16 clocks and the sweeps need
 #: a few between updates (on the wire a test frame takes 36 clocks or more with its FCS,
 #: preamble and gap: see :mod:`.analyzer`)
@@ -128,16 +100,6 @@ def _word(name):
 W_SQ_LO, W_SQ_HI = _word("lat_sq_sum"), _word("next_seq")
 assert (W_SQ_LO, W_SQ_HI) == (12, 13) and _word("jitter_sum") == 14 and _word("last_lat") == 15
 assert _OFFSET["next_seq"] == 64 * W_SQ_HI + 32 and _OFFSET["lat_min"] == 640 and _OFFSET["lat_max"] == 672
-
-
-def empty_entry() -> dict[str, int]:
-    """An entry after CLEAR: all zero but ``lat_min``."""
-    return {name: LAT_MIN_INIT if name == "lat_min" else 0 for name, _ in STATS_FIELDS}
-
-
-def unpack_entry(value: int) -> dict[str, int]:
-    """The fields of an entry read as one integer (its 32-bit words, least significant first)."""
-    return unpack_fields(STATS_FIELDS, value)
 
 
 _EMPTY = pack_fields(STATS_FIELDS, empty_entry(), "entry")

@@ -6,7 +6,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .config import ID_CONFIG_OFFSET, SIM, TesterConfig
+from .config import ID_OFFSETS, SIM, TesterConfig
 from .port import TesterPort
 from .registers import ADDR_WIDTH, RegisterBank
 from .regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
@@ -57,7 +57,7 @@ class SimTop(wiring.Component):
         self._id["config"] = bank.add("id.config", 32, "r",
                                       doc="build configuration (wirespeed.gateware.config.TesterConfig.word): "
                                           "read it first, then build the register map from it")
-        assert bank.register_map()["id.config"].offset == ID_CONFIG_OFFSET
+        assert all(bank.register_map()[name].offset == at for name, at in ID_OFFSETS.items())
         self.ports = []
         for i in range(n_ports):
             bank.align(0x10000)

@@ -14,6 +14,7 @@ import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -242,9 +243,37 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None) ->
     def write_sources(outdir: Path) -> list[Path]:
         from wirespeed.gateware.build import write_sim_sources
 
+        _write_map(Path(outdir).parent, config)
         return list(write_sim_sources(outdir, config=config))
 
-    return ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet)
+    return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet))
+
+
+MAP_NAME = "regmap.json"
+
+
+def _write_map(entry: Path, config) -> None:
+    """The build's register map beside its binary (the host reads maps as data)."""
+    from wirespeed.gateware.top import build_register_map
+
+    entry.mkdir(parents=True, exist_ok=True)
+    data = json.loads(build_register_map(config).to_json()) | {"config": f"{config.word():#010x}"}
+    (entry / MAP_NAME).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _published(binary: Path) -> Path:
+    """``binary``, its build's register map in the map store (:mod:`wirespeed.host.maps`)."""
+    from wirespeed.gateware.regmap import RegisterMap
+    from wirespeed.host.maps import find_map, save_map
+
+    try:
+        rmap = RegisterMap.from_json((binary.parent / MAP_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return binary           # a build from before maps were kept: the host falls back on the declaration
+    if find_map(rmap.hash) is None:
+        config = json.loads((binary.parent / MAP_NAME).read_text(encoding="utf-8"))["config"]
+        save_map(rmap, int(config, 16))
+    return binary
 
 
 # The UART management flavour ---------------------------------------------------------------
@@ -285,9 +314,11 @@ def ensure_uart_harness(rebuild: bool = False, quiet: bool = True) -> Path:
     first build Verilates the whole tester: a few minutes)."""
 
     def write_sources(outdir: Path) -> list[Path]:
+        from wirespeed.gateware.config import SIM
         from wirespeed.gateware.uart_sim_top import write_uart_sim_sources
 
+        _write_map(Path(outdir).parent, SIM)
         return list(write_uart_sim_sources(outdir, name=UART_TOP_MODULE))
 
-    return ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
-                         top=UART_TOP_MODULE, cpp=uart_harness_cpp())
+    return _published(ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
+                                    top=UART_TOP_MODULE, cpp=uart_harness_cpp()))

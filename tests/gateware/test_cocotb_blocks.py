@@ -28,6 +28,8 @@ sys.path.insert(0, str(HERE))
 
 import wrappers  # noqa: E402
 
+pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
+
 BUILD_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-Wno-UNOPTFLAT", "-O2"]
 #: C++ optimisation of the Verilated model: -O1 for the evaluation code, none for the
 #: construction code (most of the C++ with --public-flat-rw). Measured on the generator

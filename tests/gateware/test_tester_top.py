@@ -10,6 +10,8 @@ from wirespeed.gateware.build import SIM_TOP, write_sim_sources
 from wirespeed.gateware.port import RX_PIPELINE_NS, TX_PIPELINE_NS
 from wirespeed.sim.toolchain import cache_dir, verilator_env
 
+pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
+
 HERE = Path(__file__).parent / "cocotb"
 
 

@@ -9,7 +9,7 @@ from records import results
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.system]
 
 RATE, QUEUE, TRIAL_S = 400_000, 256, 0.010
 

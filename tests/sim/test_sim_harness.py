@@ -29,6 +29,8 @@ from wirespeed.sim import build
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess, parse_exit_stats
 
+pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
+
 FIXTURE = Path(__file__).resolve().parent / "fixture_top.v"
 
 # fixture_top.v word addresses

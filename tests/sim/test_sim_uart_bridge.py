@@ -28,6 +28,8 @@ from wirespeed.host.serial_transport import SerialTransport
 from wirespeed.host.transport import open_target
 from wirespeed.sim.build import HARNESS_DIR, ensure_binary
 
+pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
+
 TOP = "wirespeed_mgmt_top"
 CLK_HZ = 125_000_000
 DIVISOR = 8                     # 15.625 Mbaud of simulated time

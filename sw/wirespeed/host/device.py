@@ -714,8 +714,8 @@ class Device:
     def read_stream_stats(self, port: int) -> list[dict[str, int]]:
         """The per-stream receive statistics of port ``port`` as of the last SNAPSHOT
         (``pN.ana.streams``): 16 entries, entry i for stream id ``stream_group * 16 + i``,
-        fields per :data:`wirespeed.gateware.stream_stats.STATS_FIELDS` (docs/analyzer.md)."""
-        from wirespeed.gateware.stream_stats import unpack_entry
+        fields per :data:`wirespeed.gateware.statsdesc.STATS_FIELDS` (docs/analyzer.md)."""
+        from wirespeed.gateware.statsdesc import unpack_entry
         self._check_port(port)
         # the gateware copies the snapshot into the window after the command (a few us)
         copying = f"p{port}.ana.streams_copying"

@@ -177,17 +177,14 @@ def _management_note(management: str, uart_faults: str | None) -> dict[str, str]
 
 def _open(transport: Transport, target: str, dut: dict[str, Any], control: Transport | None,
           requires: Sequence[tuple[str, str, str]]) -> Tester:
-    from wirespeed.gateware.config import ID_CONFIG_OFFSET, TesterConfig
-    from wirespeed.gateware.top import build_register_map
+    from .maps import map_of
     try:
-        word, = transport.read([ID_CONFIG_OFFSET])
-        config = TesterConfig.from_word(word)
+        rmap, config, word = map_of(transport)
     except WirespeedError as exc:
         raise ConnectError("--target", str(exc)) from None
     except ValueError as exc:
         raise ConnectError("--target", f"{transport.url}: {exc}") from None
-    tester = Tester(transport, build_register_map(config), target=target, dut=dut, control=control, config=config,
-                    config_word=word)
+    tester = Tester(transport, rmap, target=target, dut=dut, control=control, config=config, config_word=word)
     for field, block, why in requires:
         tester.require(block, field, why)
     return tester
@@ -252,7 +249,3 @@ class _Simulation:
         except RuntimeError as exc:
             raise self._error("failed", exc) from None
 
-
-def identity(tester: Tester) -> GatewareId:
-    assert tester.ident is not None
-    return tester.ident
