@@ -26,9 +26,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 __all__ = ["BoardError", "ClockFmax", "BuildReport", "TOOLS", "load_boards", "default_out_dir",
            "parse_nextpnr_report", "parse_nextpnr_log", "parse_log_utilisation", "build", "flash",
@@ -183,7 +183,7 @@ def _overfull(util: dict[str, tuple[int, int]]) -> list[str]:
 
 def load_boards():
     """The board registry, :mod:`wirespeed.hw.boards` (the ``hw/`` folder)."""
-    from wirespeed.hw import boards   # noqa: PLC0415  (imports amaranth-boards: only when needed)
+    from wirespeed.hw import boards
     return boards
 
 
@@ -288,12 +288,12 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
     env = _tool_env()
     _check_tools(env)
 
-    from wirespeed.gateware.board_top import BoardTop   # noqa: PLC0415 (Amaranth is slow to import)
+    from wirespeed.gateware.board_top import BoardTop
 
     t0 = time.monotonic()
     config_name = repr(config) if config is not None else preset
     if config is None and chosen is not None:           # BoardTop itself takes the board's own preset
-        from wirespeed.gateware import config as presets   # noqa: PLC0415
+        from wirespeed.gateware import config as presets
         config = getattr(presets, chosen.config_preset)
     top = BoardTop(board, config=config)
     if top.config is None:
@@ -302,7 +302,7 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
         log(f"build {chosen.name!r}: {chosen.description}")
     log(f"elaborating {board.name} (tester config {config_name}, management {top.bridge_kind})")
     report_file = f"{TOP_NAME}_report.json"
-    from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ   # noqa: PLC0415
+    from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ
 
     plan = board.platform().build(top, name=TOP_NAME, do_build=False, script_after_read=YOSYS_AFTER_READ,
                                   nextpnr_opts=" ".join([f"--seed {seed}", *board.pnr_opts,
@@ -362,7 +362,7 @@ def build(board_name: str, *, seed: int | None = None, out: Path | None = None, 
 def _keep_map(top, out: Path) -> None:
     """The build's register map beside its bitstream and in the host's map store
     (:mod:`wirespeed.host.maps`): a host that talks to this board needs no HDL toolchain."""
-    from .host.maps import save_map   # noqa: PLC0415
+    from .host.maps import save_map
 
     rmap, word = top.tester.register_map, top.config.word() if top.config is not None else 0
     save_map(rmap, word, out)
@@ -414,7 +414,7 @@ def read_board_status(transport, board_name: str) -> dict[str, int]:
     """Every readable register of the board bank (``pN.phy.*``, ``pN.rgmii.*``,
     ``phy.state*``, ``board.magic``) in one transaction of a
     :class:`wirespeed.host.transport.Transport` (byte addresses)."""
-    from wirespeed.gateware.board_top import board_register_map   # noqa: PLC0415
+    from wirespeed.gateware.board_top import board_register_map
 
     regs = [reg for reg in board_register_map(get_board(board_name)) if reg.access != "w"]
     addrs = [off for reg in regs for off in reg.word_offsets]
@@ -428,7 +428,7 @@ def mdio_access(transport, board_name: str, *, bus: int = 0, phy: int, reg: int,
     ``phy.mdio_status``): a read returns the register's value, a write (``write=value``)
     returns it back. Raises :class:`BoardError` if the PHY does not answer or the manager
     stays busy (it serves host accesses between polling rounds, every millisecond)."""
-    from wirespeed.gateware.board_top import board_register_map   # noqa: PLC0415
+    from wirespeed.gateware.board_top import board_register_map
 
     board = get_board(board_name)
     if not 0 <= bus < len(board.mdio_buses):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,7 +74,7 @@ class Calibration(BaseModel):
 
     format: Literal["wirespeed-calibration/1"] = FORMAT
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "wirespeed", "version": __version__})
-    created_utc: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_utc: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     target: str
     dut: dict[str, Any] = Field(default_factory=dict)
     gateware: GatewareId

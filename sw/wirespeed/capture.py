@@ -121,7 +121,7 @@ def write_pcap(path: str | os.PathLike, frames: Iterable[CapturedFrame], *, epoc
     """Write ``frames`` to ``path`` as a nanosecond-resolution pcap (link type Ethernet),
     atomically (a temporary file in the same directory, renamed over ``path``). Record
     times are ``epoch_ns + ts_ns``; original length is ``wire_len - 4`` (no FCS)."""
-    from scapy.utils import PcapWriter   # scapy is slow to import: only when writing
+    from scapy.utils import PcapWriter  # scapy is slow to import: only when writing
 
     if isinstance(epoch_ns, bool) or not isinstance(epoch_ns, int) or epoch_ns < 0:
         raise ValueError(f"epoch_ns must be an integer >= 0, not {epoch_ns!r}")

@@ -127,7 +127,7 @@ def _yaml_loader():
 def _parse_yaml(name: str, text: str) -> dict[str, Any]:
     yaml, loader = _yaml_loader()
     try:
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

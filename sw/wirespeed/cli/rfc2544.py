@@ -9,7 +9,7 @@ form are parsed through the same options.
 from __future__ import annotations
 
 import inspect
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,8 +26,17 @@ from ..rfc2544 import registry
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
 from ..rfc2544.run import Run, RunFailed, requires
 from .app import app
-from .common import (InputError, as_input_error, config_option, dut_option, err_console, open_tester,
-                     parser, rtl_dut, target_option)
+from .common import (
+    InputError,
+    as_input_error,
+    config_option,
+    dut_option,
+    err_console,
+    open_tester,
+    parser,
+    rtl_dut,
+    target_option,
+)
 from .progress import ProgressView, summary_tables
 
 __all__ = ["rfc2544", "RESUME_ALLOWED"]
@@ -255,7 +264,7 @@ def _report_after_run(out: Path) -> None:
         from ..report import make_report
 
         report = make_report(out)
-    except Exception as exc:  # noqa: BLE001 - drawing must never lose a run
+    except Exception as exc:
         err_console.print(f"wirespeed: warning: no graphs or report.html ({type(exc).__name__}: {exc}); "
                           f"the results are in {out}/, retry with 'wirespeed report {out}'",
                           highlight=False, soft_wrap=True)
@@ -300,7 +309,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                if not registry.get(e.name).one_result)
     kept += sum(1 for e in record.tests if registry.get(e.name).one_result and not left[e.name])
     learning = record.learning_parameters is not None
-    note = (f"resumed {datetime.now(timezone.utc).isoformat(timespec='seconds')} (the run was {record.status}): "
+    note = (f"resumed {datetime.now(UTC).isoformat(timespec='seconds')} (the run was {record.status}): "
             f"{kept} finished test/frame size results kept, {sum(map(len, left.values()))} measured"
             f"{' after the learning phase again (the DUT may have restarted)' if learning else ''}; trials of "
             f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")

@@ -24,9 +24,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, computed_fiel
 
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 
+from .. import sizes
 from ..errors import DeviceError, DeviceMismatch
 from ..ethernet import LINK_BPS, MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_fps
-from .. import sizes
 from .transport import Transport
 
 __all__ = [

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WirespeedError
-from .device import Device, Flow, GatewareId
+from .device import Device, Flow
 from .transport import EtherboneTransport, Transport, open_target
 
 __all__ = ["connect", "Tester", "ConnectError", "MANAGEMENT", "OPTIONAL_BLOCKS", "RtlDut"]

@@ -10,7 +10,7 @@ Every event is a pydantic model with a ``kind`` discriminator, so it serialises 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -25,7 +25,7 @@ SizePoint = int | str
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class Event(BaseModel):

@@ -17,10 +17,9 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
 
 from ..errors import WirespeedError
 from ..results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord
@@ -256,7 +255,7 @@ class Run:
         def work() -> None:
             try:
                 self.execute(on_event=events.put)
-            except BaseException as exc:    # noqa: BLE001 - handed to the consumer
+            except BaseException as exc:
                 events.put(_Failure(exc))
             finally:
                 events.put(done)
@@ -291,5 +290,5 @@ def _keep(record: RunRecord, event: ev.Event) -> None:
         record.learning = event.result.model_dump(mode="json")
     elif isinstance(event, ev.RunDone):
         record.status, record.error = event.status, event.error
-        record.updated_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        record.updated_utc = datetime.now(UTC).isoformat(timespec="seconds")
 
