@@ -64,7 +64,8 @@ class Plan(BaseModel):
     calibration: str = Field("auto", description="auto, none, or a calibration file")
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="the tests' own options by name (resolution, b2b_trials, ...)")
-    target: TargetKind = Field("sim", description="whose defaults apply: the simulation's or a board's")
+    target: TargetKind | None = Field(None, description="whose defaults apply: the simulation's or a board's "
+                                                       "(None: the tester's, when the plan runs)")
 
     @field_validator("tests")
     @classmethod
@@ -86,8 +87,12 @@ class Plan(BaseModel):
 
     # the target's defaults
 
+    @property
+    def target_kind(self) -> TargetKind:
+        return self.target or "sim"
+
     def _common(self, key: str) -> int:
-        return COMMON_DEFAULTS[self.target][key]
+        return COMMON_DEFAULTS[self.target_kind][key]
 
     @property
     def trial_ns(self) -> int:
@@ -112,8 +117,8 @@ class Plan(BaseModel):
         for test in registry.all_tests():
             for opt in test.options:
                 if opt.name == name:
-                    if self.target in opt.target_defaults:
-                        return opt.target_defaults[self.target]
+                    if self.target_kind in opt.target_defaults:
+                        return opt.target_defaults[self.target_kind]
                     return None if opt.default is None else (opt.parse or _plain(opt))(opt.default)
         raise KeyError(f"no test option named {name!r}")
 

@@ -68,6 +68,8 @@ class Run:
                  calibration_info: dict[str, Any] | None = None, notes: list[str] | None = None,
                  config_file: dict[str, str] | None = None, reset: Callable[[], None] | None = None,
                  stop: StopToken | None = None):
+        if plan.target is None:       # the defaults of the tester it runs on
+            plan = plan.model_copy(update={"target": "sim" if tester.is_simulation else "board"})
         self.plan, self.tester = plan, tester
         self.out = None if out is None else Path(out)
         self.calibration, self.calibration_info = calibration, calibration_info

@@ -175,10 +175,10 @@ def _summary(results: Sequence[ResetResult], record: Any) -> list[Table]:
 def _configure(plan: Any, options: Mapping[str, Any]) -> ResetConfig:
     from ..plan import PlanError
 
-    if options["reset_hook"] is not None and plan.target == "sim":
+    if options["reset_hook"] is not None and plan.target_kind == "sim":
         raise PlanError("--reset-hook", "for a board; the simulated DUT is reset through the simulation (give it "
                                         "reboot=TIME)")
-    if plan.target != "sim" and options["reset_hook"] is None:
+    if plan.target_kind != "sim" and options["reset_hook"] is None:
         raise PlanError("--reset-hook", "required for the reset test on a board: the command that resets the DUT")
     trial_ns = plan.trial_ns
     at = trial_ns // 4 if options["reset_at"] is None else options["reset_at"]

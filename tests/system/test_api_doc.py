@@ -1,0 +1,34 @@
+"""docs/api.md's example runs as written, and writes the same CSVs as the command line given the
+same plan."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wirespeed.cli import main
+
+pytestmark = pytest.mark.slow
+DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+CSVS = ("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv", "Trials.csv")
+
+
+def example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    assert blocks, "docs/api.md has no python example"
+    return blocks[0]
+
+
+def test_the_api_example_runs_and_matches_the_command_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example(), str(DOC), "exec"), {})      # noqa: S102 - the documented example, as a user runs it
+    printed = capsys.readouterr().out
+    assert re.search(r"^64 B: [\d,.]+ frames/s", printed, re.M) and "1518 B:" in printed
+    api = tmp_path / "api-results"
+    assert (api / "results.json").is_file()
+
+    code = main(["rfc2544", "--tests", "throughput", "--sizes", "64,1518", "--dut",
+                 "router:rate=400k,queue=256,latency=20us", "--out", str(tmp_path / "cli-results")])
+    assert code == 0, capsys.readouterr().err
+    for name in CSVS:
+        assert (api / name).read_text() == (tmp_path / "cli-results" / name).read_text(), name
