@@ -36,6 +36,23 @@ def report(
     err_console.print(f"report: {made.html}", highlight=False, soft_wrap=True)
 
 
+@app.command()
+def schema(out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None) -> None:
+    """The JSON Schema of results.json (docs/results.schema.json)."""
+    import json
+
+    from ..results import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise InputError("--out", f"cannot write {out}: {exc.strerror or exc}") from None
+
+
 # Compare -----------------------------------------------------------------------------------------------
 
 
