@@ -32,11 +32,6 @@ DEFAULT_SRC_PORT = 0xC020
 DEFAULT_DST_PORT = 7
 
 
-def line_rate_fps(frame_len, bit_rate=1_000_000_000):
-    """Maximum frames/s of ``frame_len``-byte frames on a link of ``bit_rate`` b/s."""
-    return bit_rate / 8 / (frame_len + WIRE_OVERHEAD)
-
-
 def signature_check(stream_id, seq, ts):
     """The 16-bit check value that tells a signature from random payload."""
     ts &= (1 << 48) - 1

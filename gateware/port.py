@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 from . import frame as F
 from .analyzer import Analyzer
 from .capture import Capture
-from .config import GROUP_STREAMS, SIM
+from .config import CLK_HZ, GROUP_STREAMS, SIM
 from .gaps import GAP_FIELDS, GapTracker
 from .generator import TrafficGenerator
 from .histogram import Histogram
@@ -69,7 +69,7 @@ class TesterPort(wiring.Component):
     clearing: Out(1)
     gmii: Out(GMIISignature)
 
-    def __init__(self, bank, index, config=SIM, *, hist_streams=None, clk_hz=125_000_000):
+    def __init__(self, bank, index, config=SIM, *, hist_streams=None, clk_hz=CLK_HZ):
         """``config``: the :class:`~.config.TesterConfig` of the build; ``hist_streams``, if
         given, overrides its ``hist_streams``. ``clk_hz``: the sync clock (the timebases')."""
         self._clk_hz = clk_hz

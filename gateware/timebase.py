@@ -4,6 +4,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
+from .config import CLK_HZ
+
 __all__ = ["Timebase"]
 
 
@@ -13,7 +15,7 @@ class Timebase(wiring.Component):
 
     now: Out(64)
 
-    def __init__(self, clk_hz=125_000_000):
+    def __init__(self, clk_hz=CLK_HZ):
         if 1_000_000_000 % clk_hz:
             raise ValueError(f"Timebase: clk_hz must divide 1e9 exactly, got {clk_hz}")
         self.ns_per_cycle = 1_000_000_000 // clk_hz

@@ -6,7 +6,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .config import ID_OFFSETS, SIM, TesterConfig
+from .config import CLK_HZ, ID_OFFSETS, SIM, TesterConfig
 from .port import TesterPort
 from .registers import ADDR_WIDTH, RegisterBank
 from .regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
@@ -16,7 +16,6 @@ __all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD
            "CMD_CLEAR", "CMD_SNAPSHOT", "TesterConfig", "SIM"]
 
 GATEWARE_VERSION = (0, 1, 0)
-CLK_HZ = 125_000_000
 N_PORTS = 2
 
 

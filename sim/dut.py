@@ -55,11 +55,12 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from wirespeed.gateware.config import CLK_HZ
+
 __all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "SwitchSpec", "parse_dut", "MODELS", "PROFILES", "Profile",
            "profile_description", "format_time"]
 
 NS_PER_CYCLE = 8
-CLOCK_HZ = 125_000_000
 
 _TIME_UNITS = {"ns": Decimal(1), "us": Decimal(10**3), "ms": Decimal(10**6), "s": Decimal(10**9)}
 _RATE_SUFFIX = {"": Decimal(1), "k": Decimal(10**3), "M": Decimal(10**6)}
@@ -260,15 +261,15 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
     frames/s, then a fixed ``latency_ns``, then the output at line rate."""
 
     model: Literal["router"] = "router"
-    rate: int = Field(default=1_000_000, ge=1, le=CLOCK_HZ)
+    rate: int = Field(default=1_000_000, ge=1, le=CLK_HZ)
     queue: int = Field(default=256, ge=1, le=65536)
     latency_ns: int = 10_000
     jitter_ns: int = 0
-    collapse: int = Field(default=0, ge=0, le=CLOCK_HZ)
+    collapse: int = Field(default=0, ge=0, le=CLK_HZ)
     recover_ns: int = 0
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLOCK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
+        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
         "queue": ("queue", "int", "an integer 1..65536"),
         "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 10us)"),
         "jitter": ("jitter_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
@@ -278,11 +279,11 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
         **IMPAIR_PARAMS,
     }
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
-        "rate": (1, CLOCK_HZ),
+        "rate": (1, CLK_HZ),
         "queue": (1, 65536),
         "latency_ns": (0, 1_000_000_000),
         "jitter_ns": (0, 1_000_000_000),
-        "collapse": (1, CLOCK_HZ),
+        "collapse": (1, CLK_HZ),
         "recover_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
         **IMPAIR_LIMITS,
     }
@@ -347,7 +348,7 @@ class SwitchSpec(ImpairmentsMixin, DutSpec):
     queue: int = Field(default=256, ge=1, le=65536)
     table: int = Field(default=8192, ge=1, le=MAX_SWITCH_TABLE)
     aging_ns: int = 300 * 10**9
-    rate: int = Field(default=0, ge=0, le=CLOCK_HZ)  # 0: wire speed
+    rate: int = Field(default=0, ge=0, le=CLK_HZ)  # 0: wire speed
     learning: int = Field(default=1, ge=0, le=1)
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
@@ -355,7 +356,7 @@ class SwitchSpec(ImpairmentsMixin, DutSpec):
         "queue": ("queue", "int", "an integer 1..65536"),
         "table": ("table", "int", f"an integer 1..{MAX_SWITCH_TABLE}"),
         "aging": ("aging_ns", "time", "a time 0s..1000000s, multiple of 8ns, 0s: never (e.g. 300s)"),
-        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLOCK_HZ} (k and M suffixes allowed, "
+        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, "
                                  "e.g. 400k, 1.2M)"),
         "learning": ("learning", "int", "0 or 1"),
         **IMPAIR_PARAMS,
@@ -365,7 +366,7 @@ class SwitchSpec(ImpairmentsMixin, DutSpec):
         "queue": (1, 65536),
         "table": (1, MAX_SWITCH_TABLE),
         "aging_ns": (0, MAX_SWITCH_AGING_NS),
-        "rate": (1, CLOCK_HZ),
+        "rate": (1, CLK_HZ),
         "learning": (0, 1),
         **IMPAIR_LIMITS,
     }

@@ -15,7 +15,8 @@ import time
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.port import PIPELINE_NS
 from wirespeed.gateware.top import build_register_map
-from wirespeed.host.device import Device, Flow, FrameSpec
+from wirespeed.host.device import Device
+from wirespeed.traffic import Flow, flow_stream
 from wirespeed.host.transport import EtherboneTransport
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
@@ -56,7 +57,7 @@ def main():
               f"{'err ppm':>8} {'sent':>7} {'lost':>5} {'seq err':>7} {'lat min/max ns':>15} {'Mcyc/s':>7}")
         busy = []
         for size in SIZES:
-            flow = Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))
+            flow = Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))
             w0 = time.perf_counter()
             r = dev.run_trial([flow], line_rate_fps(size), trial_ns, 100_000)
             wall = time.perf_counter() - w0

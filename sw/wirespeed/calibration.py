@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field, ValidationError
 from . import __version__
 from .errors import WirespeedError
 from .ethernet import line_rate_fps
-from .host.device import Flow, FrameSpec, GatewareId
+from .host.models import GatewareId
+from .traffic import Flow, flow_stream
 
 __all__ = ["Calibration", "CalibrationPoint", "CalibrationError", "DefinitionStats", "FORMAT", "CLOCK_NS",
            "RFC_SIZES", "calibration_flows", "run_calibration", "load_calibration", "target_kind"]
@@ -175,7 +176,7 @@ def calibration_flows(n_ports: int, frame_size: int, can_carry=None) -> list[Flo
     for a in range(0, n_ports - 1, 2):
         for tx, rx in ((a, a + 1), (a + 1, a)):
             if can_carry is None or can_carry(tx, rx):
-                flows.append(Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_size)))
+                flows.append(Flow(tx_port=tx, rx_port=rx, spec=flow_stream(tx, rx, frame_size)))
     return flows
 
 

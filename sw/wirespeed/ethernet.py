@@ -6,6 +6,8 @@ A frame of L bytes (L counts destination MAC .. FCS) costs L + 20 bytes on the w
 :mod:`wirespeed.gateware.frame`, shared with the gateware.
 """
 
+from fractions import Fraction
+
 from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD
 
 from . import sizes
@@ -17,13 +19,13 @@ LINK_BPS = 1_000_000_000
 
 def line_rate_fps(size: "sizes.SizePoint", bit_rate: int = LINK_BPS) -> float:
     """Maximum frames/s of ``size``-byte frames on a link of ``bit_rate`` b/s; ``size`` may also
-    be a mix's label (:mod:`wirespeed.sizes`: its mean frame size counts)."""
+    be a mix's label (:mod:`wirespeed.sizes`): ``bit_rate / 8 / (mean(L) + 20)``, exact."""
     if isinstance(size, str):
-        return sizes.line_rate_fps(size, bit_rate)
+        return float(Fraction(bit_rate, 8) / (sizes.mean_len(size) + WIRE_OVERHEAD))
     return bit_rate / 8 / (size + WIRE_OVERHEAD)
 
 
 def throughput_mbps(size: "sizes.SizePoint", fps: float) -> float:
     """Frame bits per second in Mb/s (L * 8 * fps, L the mean size of a mix; preamble and gap
     not counted)."""
-    return sizes.throughput_mbps(size, fps) if isinstance(size, str) else size * 8 * fps / 1e6
+    return float(sizes.mean_len(size)) * 8 * fps / 1e6 if isinstance(size, str) else size * 8 * fps / 1e6

@@ -29,11 +29,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from wirespeed.gateware.frame import MIN_FRAME, WIRE_OVERHEAD
+from wirespeed.gateware.frame import MIN_FRAME
 from wirespeed.gateware.streamdesc import MAX_FRAME, SIZE_TABLE
 
 __all__ = ["GENOME_SIZES", "parse_genome", "parse_weighted", "parse_mix", "mean_size",
-           "line_rate_fps", "genome_of", "SIZE_TABLE"]
+           "genome_of", "SIZE_TABLE"]
 
 #: RFC 6985 section 4: genome letter -> frame size (bytes, FCS included); ``z`` is the MTU.
 GENOME_SIZES: dict[str, int | None] = {
@@ -143,8 +143,3 @@ def mean_size(sizes: Sequence[int]) -> float:
     if not sizes:
         raise ValueError("an empty size sequence has no mean size")
     return sum(sizes) / len(sizes)
-
-
-def line_rate_fps(sizes: Sequence[int], bit_rate: int = 1_000_000_000) -> float:
-    """Frames/s of the mix at 100 % of line rate: ``bit_rate / 8 / (mean(L) + 20)``."""
-    return bit_rate / 8 / (mean_size(sizes) + WIRE_OVERHEAD)

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .host.device import TrialResult
+from .host.models import TrialResult
 
 __all__ = ["BIT_FORWARDING", "STORE_AND_FORWARD", "DEFINITION_KEYS", "DEFINITION_NAMES", "LAT_DEF",
            "definition_of", "LatencyFigures", "latency_figures", "NS_PER_BYTE"]

@@ -105,7 +105,7 @@ def size_points_list(text: str) -> list[int | str]:
 
 def address(text: str):
     """``PORT:mac=...,ipv4=...,ipv6=...`` (keys left out keep the port's default): (port, PortAddress)."""
-    from .host.device import PortAddress
+    from .traffic import PortAddress
 
     allowed = "PORT:mac=MAC,ipv4=ADDR,ipv6=ADDR (any of the three), e.g. 1:ipv4=198.19.0.1"
     port_text, sep, rest = text.partition(":")

@@ -17,12 +17,12 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 
-from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD
+from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME
 
 from . import imix
 
 __all__ = ["SizePoint", "IMIX_PREFIX", "parse_point", "parse_list", "split_list", "sizes_of", "mean_len",
-           "line_rate_fps", "throughput_mbps", "is_mix", "text", "sort_key", "smallest", "distinct_sizes",
+           "is_mix", "text", "sort_key", "smallest", "distinct_sizes",
            "LIST_SYNTAX"]
 
 SizePoint = int | str
@@ -110,16 +110,6 @@ def mean_len(point: SizePoint) -> Fraction:
     """Mean frame size of the point, exact (bytes, FCS included)."""
     sizes = sizes_of(point)
     return Fraction(sum(sizes), len(sizes))
-
-
-def line_rate_fps(point: SizePoint, bit_rate: int = 1_000_000_000) -> float:
-    """Frames/s of the point at 100 % of line rate: ``bit_rate / 8 / (mean(L) + 20)``."""
-    return float(Fraction(bit_rate, 8) / (mean_len(point) + WIRE_OVERHEAD))
-
-
-def throughput_mbps(point: SizePoint, fps: float) -> float:
-    """Frame bits per second in Mb/s at the point's mean frame size (preamble and gap not counted)."""
-    return float(mean_len(point)) * 8 * fps / 1e6
 
 
 def text(point: SizePoint) -> str:

@@ -15,7 +15,7 @@ from wirespeed.gateware.analyzer import Analyzer
 from wirespeed.gateware.gaps import GAP_FIELDS, MIN_EVENT_SPACING, GapModel, GapTracker
 from wirespeed.gateware.stream_stats import StreamStats
 from wirespeed.host.program import port_program_writes
-from wirespeed.streams import PortProgram, StreamSpec
+from wirespeed.traffic import PortProgram, StreamSpec
 
 from genbench import GenBench
 from test_stream_stats import stream_seqs

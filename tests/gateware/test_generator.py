@@ -1,4 +1,4 @@
-"""TrafficGenerator against the golden model (wirespeed.streams.expected_frames, frames built
+"""TrafficGenerator against the golden model (wirespeed.traffic.expected_frames, frames built
 by scapy from the streams' logical fields): every byte of every frame, across frame sizes,
 backpressure patterns, header kinds, size modes, modifiers and trial modes; and the launch
 times against the streams' due times."""
@@ -9,7 +9,7 @@ import pytest
 
 from wirespeed.gateware import frame as F
 from wirespeed.host.program import port_program_writes
-from wirespeed.streams import ModifierSpec, PortProgram, StreamSpec, dissect, expected_frames
+from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec, dissect, expected_frames
 
 from genbench import GenBench
 

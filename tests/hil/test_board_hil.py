@@ -9,7 +9,7 @@ from wirespeed.board import read_board_status
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.board_top import BOARD_MAGIC
 from wirespeed.gateware.regmap import MAGIC
-from wirespeed.host.device import Flow, FrameSpec
+from wirespeed.traffic import Flow, flow_stream
 
 CLK_HZ = 125_000_000
 LINK_TIMEOUT_S = 10.0
@@ -49,7 +49,7 @@ def test_phys_answer_and_links_come_up_at_1000(transport, board_name):
 @pytest.mark.parametrize("size", [64, 1518])
 def test_short_loopback_trial_a_to_b(device, transport, board_name, size):
     before = _status(transport, board_name)
-    flows = [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))]
+    flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))]
     rate = 0.1 * line_rate_fps(size)
     trial = device.run_trial(flows, rate, duration_ns=100_000_000, wait_ns=10_000_000)
     tx, rx = trial.counters[0], trial.counters[1]

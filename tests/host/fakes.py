@@ -4,7 +4,8 @@ import math
 
 from wirespeed import sizes
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.host.device import Flow, FrameSpec, LatencyHistogram, PortCounters, TrialResult
+from wirespeed.host.models import LatencyHistogram, PortCounters, TrialResult
+from wirespeed.traffic import Flow, flow_stream
 
 
 def make_trial(size: int | str, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
@@ -21,7 +22,7 @@ def make_trial(size: int | str, rate_fps: float, sent: int, received: int, durat
     hist = LatencyHistogram(offset_ns=0, bin_ns=64, counts={lat_min // 64: half, lat_max // 64: received - half},
                             underflow=0, overflow=0)
     return TrialResult(frame_size=size, offered_fps=rate_fps, period_q32=0, duration_ns=duration_ns, wait_ns=0,
-                       flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))], started_ns=0,
+                       flows=[Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))], started_ns=0,
                        counters={0: PortCounters(tx_frames=sent, tx_bytes=round(sent * mean)), 1: rx},
                        histograms={1: hist} if received else {}, lat_def=lat_def)
 

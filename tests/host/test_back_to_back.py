@@ -109,7 +109,7 @@ class FakeBurstTester:
         self.limits, self.calls = limits, []
 
     def run_burst_trial(self, flow, burst_frames, wait_ns, **kwargs):
-        size = flow.spec.frame_len
+        size = flow.spec.point
         self.calls.append((size, burst_frames, wait_ns))
         received = min(burst_frames, self.limits[size])
         return make_trial(size, line_rate_fps(size), burst_frames, received, duration_ns=burst_frames * 672)

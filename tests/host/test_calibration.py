@@ -11,7 +11,7 @@ from records import parameters
 from wirespeed.calibration import (Calibration, CalibrationError, calibration_flows, load_calibration,
                                    run_calibration)
 from wirespeed.gateware.regmap import MAGIC
-from wirespeed.host.device import GatewareId, PortCounters, TrialResult
+from wirespeed.host.models import GatewareId, PortCounters, TrialResult
 
 
 def ident_of(regmap, **overrides):
@@ -41,12 +41,12 @@ class CableTester:
         counters = {p: PortCounters() for p in range(2)}
         n = 1000
         for f in flows:
-            lat = self.latency(f.tx_port, f.rx_port, f.spec.frame_len)
+            lat = self.latency(f.tx_port, f.rx_port, f.spec.point)
             counters[f.tx_port].tx_frames = n
             rx = counters[f.rx_port]
             rx.rx_frames, rx.lat_min, rx.lat_max = n - self.lose, lat, lat + self.spread
             rx.lat_sum = (n - self.lose) * lat + (n - self.lose) // 2 * self.spread
-        return TrialResult(frame_size=flows[0].spec.frame_len, offered_fps=rate_fps, period_q32=0,
+        return TrialResult(frame_size=flows[0].spec.point, offered_fps=rate_fps, period_q32=0,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=flows, started_ns=0,
                            counters=counters, lat_def=lat_def)
 

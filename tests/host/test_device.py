@@ -10,16 +10,9 @@ from wirespeed.gateware.streamdesc import unpack_descriptor
 
 from wirespeed.errors import DeviceError, DeviceMismatch
 from wirespeed.gateware.regmap import MAGIC
-from wirespeed.host.device import (
-    CMD_CLEAR,
-    CMD_SNAPSHOT,
-    CMD_START,
-    CMD_STOP,
-    BenchmarkRangeWarning,
-    Flow,
-    FrameSpec,
-    PortCounters,
-)
+from wirespeed.host.device import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP
+from wirespeed.host.models import PortCounters
+from wirespeed.traffic import StreamSpec, BenchmarkRangeWarning, Flow, flow_stream
 
 
 def test_wide_registers_by_name(device, fake):
@@ -61,7 +54,7 @@ def test_connect_refuses_a_mismatch(device, fake, register, value, message):
 
 
 def test_configure_generator_programs_one_stream(device, fake):
-    spec = FrameSpec.for_flow(0, 1, 128)
+    spec = flow_stream(0, 1, 128)
     period = device.configure_generator(0, spec, 844_594.5945945946, duration_ns=10_000_000)
     assert period == 148 << 32
     assert {k: fake.get(f"p0.gen.{k}") for k in ("enable", "mode", "duration")} == \
@@ -78,7 +71,7 @@ def test_configure_generator_programs_one_stream(device, fake):
 
 
 def test_configure_generator_by_count(device, fake):
-    device.configure_generator(1, FrameSpec.for_flow(1, 0, 64), 1000.0, count=5000)
+    device.configure_generator(1, flow_stream(1, 0, 64), 1000.0, count=5000)
     assert (fake.get("p1.gen.mode"), fake.get("p1.gen.count")) == (1, 5000)
     assert unpack_descriptor(fake.get_entry("p1.gen.desc", 0))["stream_id"] == 1
     assert bytes(fake.get_entry("p1.gen.tmpl", i) for i in range(26, 30)) == bytes([198, 19, 0, 1])
@@ -86,9 +79,9 @@ def test_configure_generator_by_count(device, fake):
 
 def test_configure_generator_needs_duration_or_count(device):
     with pytest.raises(ValueError, match="exactly one"):
-        device.configure_generator(0, FrameSpec(), 1000.0)
+        device.configure_generator(0, StreamSpec(), 1000.0)
     with pytest.raises(ValueError, match="port must be 0..1"):
-        device.configure_generator(2, FrameSpec(), 1000.0, count=1)
+        device.configure_generator(2, StreamSpec(), 1000.0, count=1)
 
 
 def test_snapshot_is_one_transaction_after_the_strobe(device, fake):
@@ -138,7 +131,7 @@ def script_trial(fake, tx, rx, running_for_ns=0):
 
 
 def flows(size=64):
-    return [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))]
+    return [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))]
 
 
 def test_run_trial_sequence_and_result(device, fake):
@@ -203,25 +196,25 @@ def test_no_latency_without_frames():
     assert PortCounters().lat_min == 0xFFFFFFFF
 
 
-def test_frame_spec_defaults_follow_rfc2544_appendix_c():
-    spec = FrameSpec()
+def test_flow_stream_defaults_follow_rfc2544_appendix_c():
+    spec = flow_stream(0, 1, 64)
     assert (str(spec.src_ip), str(spec.dst_ip), spec.src_port, spec.dst_port, spec.ttl) == (
         "198.18.0.1", "198.19.0.1", 0xC020, 7, 10)
 
 
-@pytest.mark.parametrize("field, value", [("frame_len", 63), ("frame_len", 1519), ("src_mac", "02:00:00:00:00"),
+@pytest.mark.parametrize("field, value", [("size", "63"), ("size", "9019"), ("src_mac", "02:00:00:00:00"),
                                           ("dst_mac", "zz:00:00:00:00:01"), ("ttl", 0), ("src_ip", "300.1.1.1")])
-def test_frame_spec_rejects(field, value):
+def test_stream_spec_rejects(field, value):
     with pytest.raises(ValueError):
-        FrameSpec(**{field: value})
+        StreamSpec(**{field: value})
 
 
-def test_frame_spec_warns_outside_benchmark_range():
+def test_stream_spec_warns_outside_benchmark_range():
     with pytest.warns(BenchmarkRangeWarning, match="RFC 6815"):
-        FrameSpec(dst_ip="10.0.0.1")
+        StreamSpec(dst_ip="10.0.0.1")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        FrameSpec(src_ip="198.19.255.254")
+        StreamSpec(src_ip="198.19.255.254")
 
 
 def _unidirectional_device():
@@ -241,14 +234,14 @@ def test_roles_of_a_unidirectional_build():
     device, fake = _unidirectional_device()
     assert [device.has_generator(p) for p in (0, 1)] == [True, False]
     assert [device.has_analyzer(p) for p in (0, 1)] == [False, True]
-    forward = Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64))
-    reverse = Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, 64))
+    forward = Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64))
+    reverse = Flow(tx_port=1, rx_port=0, spec=flow_stream(1, 0, 64))
     device.check_flows([forward])
     with pytest.raises(ValueError, match="port 1 of this gateware has no generator .* sends on port.s. 0 and "
                                          "receives on port.s. 1.* port 1 -> port 0"):
         device.check_flows([forward, reverse])
     with pytest.raises(ValueError, match="port 0 of this gateware has no analyzer"):
-        device.check_flows([Flow(tx_port=0, rx_port=0, spec=FrameSpec.for_flow(0, 0, 64))])
+        device.check_flows([Flow(tx_port=0, rx_port=0, spec=flow_stream(0, 0, 64))])
     with pytest.raises(ValueError, match="no generator"):
         device.run_trial([reverse], 1000.0, 1000, 1000)
     device.disable_generator(1)         # nothing to turn off: no write to a register it lacks
@@ -283,7 +276,7 @@ def _board_device():
 def test_a_program_fits_a_board_build():
     """The 25F build has 8 streams and no modifier unit: a one-stream program loads (unused
     descriptors and modifier units left out), and the descriptor is the one compiled."""
-    from wirespeed.streams import PortProgram, StreamSpec
+    from wirespeed.traffic import PortProgram, StreamSpec
     device = _board_device()
     compiled = PortProgram(port=0, streams=(StreamSpec(stream_id=5, size="64"),), rate_pct=50.0).compile()
     device.load_program(0, compiled, count=10)
@@ -296,7 +289,7 @@ def test_a_program_fits_a_board_build():
 
 def test_a_program_that_needs_more_than_the_build_is_refused():
     from wirespeed.host.program import fit_to_build, port_program_writes
-    from wirespeed.streams import ModifierSpec, PortProgram, StreamSpec
+    from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec
     device = _board_device()
     rmap = device.regmap
     mod = PortProgram(port=0, streams=(StreamSpec(stream_id=1, size="64", modifiers=(

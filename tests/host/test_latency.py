@@ -2,7 +2,8 @@
 
 from fakes import make_trial
 
-from wirespeed.host.device import Flow, FrameSpec, PortCounters, TrialResult
+from wirespeed.host.models import PortCounters, TrialResult
+from wirespeed.traffic import Flow, flow_stream
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 
@@ -63,8 +64,8 @@ def test_two_ports_with_different_pipeline_delays_are_exact():
                             lat_sq_sum=sum(x * x for x in lats), jitter_sum=max(lats) - min(lats),
                             tx_frames=2)
     trial = TrialResult(frame_size=64, offered_fps=1.0, period_q32=0, duration_ns=1, wait_ns=0,
-                        flows=[Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64)),
-                               Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, 64))],
+                        flows=[Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64)),
+                               Flow(tx_port=1, rx_port=0, spec=flow_stream(1, 0, 64))],
                         started_ns=0, counters={0: rx(lat1), 1: rx(lat0)})
     delays = {(0, 1): 200, (1, 0): 300}
     bf, _ = latency_figures(trial, lambda tx, rx_, size: delays[tx, rx_])
@@ -93,7 +94,7 @@ def test_throughput_run_measures_the_chosen_definition():
 def test_mixed_frame_sizes_derive_nothing():
     trial = make_trial(64, 1.0, 100, 100)
     trial = trial.model_copy(update={"flows": [trial.flows[0], Flow(tx_port=1, rx_port=1,
-                                                                    spec=FrameSpec.for_flow(1, 1, 1518))]})
+                                                                    spec=flow_stream(1, 1, 1518))]})
     measured, other = latency_figures(trial)
     assert measured.source == "measured" and measured.min_ns == 900
     assert not other.available and other.min_ns is None and "mixes frame sizes" in other.how

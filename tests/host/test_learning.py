@@ -10,7 +10,8 @@ from fakes import FakeTester
 from wirespeed.gateware.config import BOARD_25F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 from wirespeed.gateware.top import build_register_map
-from wirespeed.host.device import Device, Flow, FrameSpec, PortAddress
+from wirespeed.host.device import Device
+from wirespeed.traffic import Flow, PortAddress, flow_stream
 from wirespeed.host.transport import FakeTransport
 from wirespeed.rfc2544.common import LearningConfig
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
@@ -33,7 +34,7 @@ def script_learning(fake, frames):
 
 
 def flows(size=64, addresses=None):
-    return [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size, addresses))]
+    return [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size, addresses))]
 
 
 def test_learning_sequence_and_record(device, fake, monkeypatch):
@@ -117,7 +118,7 @@ class LearningTester(FakeTester):
 
     def learn(self, flows, addresses=None, **kw):
         self.events.append(("learn", flows, addresses, kw))
-        from wirespeed.host.device import LearningResult
+        from wirespeed.host.models import LearningResult
         return LearningResult(addresses={0: PortAddress.default(0), 1: PortAddress.default(1)}, answer_arp=True,
                               answer_nd=True, gratuitous_arp={}, unsolicited_na={}, learning_frames={},
                               learning_frames_received={}, other_frames_received={}, arp_requests={},
@@ -139,7 +140,7 @@ def test_learning_comes_once_before_the_first_trial(learning):
         return
     assert kinds[0] == "learn" and kinds.count("learn") == 1 and kinds[1:] == ["trial"] * (len(kinds) - 1)
     _, learn_flows, _, kw = tester.events[0]
-    assert kw["frames"] == 8 and kw["settle_ns"] == 1_000_000 and learn_flows[0].spec.frame_len == 64
+    assert kw["frames"] == 8 and kw["settle_ns"] == 1_000_000 and learn_flows[0].spec.point == 64
     assert any("learning settle wait 1 ms is scaled down" in n for n in config.notes())
 
 

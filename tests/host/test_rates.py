@@ -3,7 +3,7 @@
 import pytest
 
 from wirespeed.ethernet import line_rate_fps, throughput_mbps
-from wirespeed.host.device import ns_to_cycles, period_to_rate, rate_to_period
+from wirespeed.traffic import ns_to_cycles, period_to_rate, rate_to_period
 from wirespeed.units import format_duration, parse_duration
 
 CLK = 125_000_000

@@ -14,7 +14,7 @@ from fakes import make_trial
 from wirespeed import __version__
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.host.device import GatewareId
+from wirespeed.host.models import GatewareId
 from wirespeed.report import DETAIL_TABLES, ReportError, load_record, make_report
 from wirespeed.results import ResultsWriter, RunHeader
 from wirespeed.rfc2544.search import SearchOutcome

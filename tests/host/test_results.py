@@ -9,7 +9,7 @@ from records import parameters, results
 
 from wirespeed import __version__
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.host.device import GatewareId
+from wirespeed.host.models import GatewareId
 from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
 from wirespeed.rfc2544.search import SearchOutcome
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, ThroughputResult

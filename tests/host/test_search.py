@@ -7,7 +7,7 @@ import pytest
 from fakes import FakeTester
 
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.host.device import Flow
+from wirespeed.traffic import Flow
 from wirespeed.rfc2544 import events as ev
 from wirespeed.rfc2544.search import search_throughput
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
@@ -116,7 +116,7 @@ def test_run_throughput_per_size():
         assert r.throughput_mbps == pytest.approx(r.frame_size * 8 * r.throughput_fps / 1e6)
     flows, _, duration, wait = tester.calls[0]
     assert (duration, wait) == (10_000_000, 1_000_000)
-    assert flows == [Flow(tx_port=0, rx_port=1, spec=flows[0].spec)] and flows[0].spec.frame_len == 64
+    assert flows == [Flow(tx_port=0, rx_port=1, spec=flows[0].spec)] and flows[0].spec.point == 64
     assert recorder.events[:3] == [("size", 64), ("start", 64, 1), ("done", 64, 1, False)]
     assert recorder.events[1 + 2 * results[0].trials] == ("result", 64)
     assert recorder.events[-1] == ("result", 1518)

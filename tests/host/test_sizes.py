@@ -7,7 +7,7 @@ import pytest
 
 from wirespeed import sizes
 from wirespeed.ethernet import line_rate_fps, throughput_mbps
-from wirespeed.host.device import FrameSpec, rate_to_period
+from wirespeed.traffic import StreamSpec, flow_stream, rate_to_period
 
 
 def test_fixed_and_mixed_points():
@@ -21,8 +21,7 @@ def test_fixed_and_mixed_points():
 
 def test_line_rate_of_a_mix_is_that_of_its_mean_size():
     # RFC 6985: 7 x 64 + 1 x 1518 = 1966 bytes + 8 x 20 of preamble and gap per pass of 8 frames
-    assert sizes.line_rate_fps("imix:aaaaaaag") == pytest.approx(8 * 1e9 / 8 / (1966 + 160))
-    assert line_rate_fps("imix:aaaaaaag") == sizes.line_rate_fps("imix:aaaaaaag")
+    assert line_rate_fps("imix:aaaaaaag") == pytest.approx(8 * 1e9 / 8 / (1966 + 160))
     assert line_rate_fps(64) == pytest.approx(1_488_095.238, abs=1e-3)
     assert throughput_mbps("imix:aaaaaaag", 100_000) == pytest.approx(245.75 * 8 * 0.1)
     assert throughput_mbps(64, 100_000) == pytest.approx(51.2)
@@ -53,21 +52,20 @@ def test_bad_lists_are_one_line_errors(text, message):
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
-def test_frame_spec_of_a_mix():
-    spec = FrameSpec.for_flow(0, 1, "imix:aaaaaaag")
-    assert spec.point == "imix:aaaaaaag" and spec.frame_len == 64 and spec.sizes[-1] == 1518
-    stream = spec.to_stream()
-    assert stream.size.mode == "sequence" and stream.size.sequence == spec.sizes
-    again = FrameSpec.model_validate_json(spec.model_dump_json())
+def test_flow_stream_of_a_mix():
+    spec = flow_stream(0, 1, "imix:aaaaaaag")
+    assert spec.point == "imix:aaaaaaag" and spec.sizes[0] == 64 and spec.sizes[-1] == 1518
+    assert spec.size.mode == "sequence" and spec.size.sequence == spec.sizes
+    again = StreamSpec.model_validate_json(spec.model_dump_json())
     assert again == spec and again.point == spec.point
-    assert FrameSpec.for_flow(0, 1, 128).point == 128 and FrameSpec.for_flow(0, 1, 128).imix is None
+    assert flow_stream(0, 1, 128).point == 128 and flow_stream(0, 1, 128).size.mode == "fixed"
     with pytest.raises(ValueError):
-        FrameSpec(imix="64")
+        flow_stream(0, 1, "imix:64")
 
 
 def test_period_at_the_line_rate_of_a_mix():
     # 100 % of a mix's line rate: one frame every mean(L) + 20 = 265.75 cycles at 125 MHz
-    period = rate_to_period(sizes.line_rate_fps("imix:aaaaaaag"), "imix:aaaaaaag", 125_000_000)
+    period = rate_to_period(line_rate_fps("imix:aaaaaaag"), "imix:aaaaaaag", 125_000_000)
     assert period == 265.75 * 2**32
     with pytest.raises(ValueError, match="above the line rate of imix:aaaaaaag frames"):
-        rate_to_period(sizes.line_rate_fps("imix:aaaaaaag") * 1.01, "imix:aaaaaaag", 125_000_000)
+        rate_to_period(line_rate_fps("imix:aaaaaaag") * 1.01, "imix:aaaaaaag", 125_000_000)

@@ -10,11 +10,12 @@ import pytest
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.frame import signature
 from wirespeed.gateware.regmap import Register, RegisterMap
-from wirespeed.host.device import BenchmarkRangeWarning, Device
+from wirespeed.host.device import Device
+from wirespeed.traffic import BenchmarkRangeWarning
 from wirespeed.host.program import write_port_program
-from wirespeed.streams import (ModifierSpec, PortProgram, SizeSpec, StreamSpec, error_text, expected_frames,
+from wirespeed.traffic import (ModifierSpec, PortProgram, SizeSpec, StreamSpec, error_text, expected_frames,
                                dissect)
-from wirespeed.streams import tester_ipv6 as ipv6_of_port
+from wirespeed.traffic import tester_ipv6 as ipv6_of_port
 
 # A model of the generator written from the streamdesc docstring alone, on the compiled tables --------
 
@@ -419,7 +420,7 @@ def test_golden_matches_contract(name, streams):
     assert any(f.length % 2 for f in frames) and any(f.length % 2 == 0 for f in frames)
 
 
-@pytest.mark.filterwarnings("ignore::wirespeed.host.device.BenchmarkRangeWarning")
+@pytest.mark.filterwarnings("ignore::wirespeed.traffic.BenchmarkRangeWarning")
 def test_random_values_against_contract():
     rnd = random.Random(1)
     for trial in range(12):

@@ -6,9 +6,9 @@ import pytest
 from wirespeed.gateware.regmap import CMD_SNAPSHOT, pack_fields
 from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.gateware.streamdesc import DESC_FIELDS
-from wirespeed.host.device import Flow, FrameSpec
+from wirespeed.traffic import Flow, flow_stream
 from wirespeed.host.streamstats import StreamRef, StreamResult, stream_refs, stream_results, tail_loss
-from wirespeed.streams import PortProgram, StreamSpec
+from wirespeed.traffic import PortProgram, StreamSpec
 
 
 def pack_entry(**fields) -> int:
@@ -81,8 +81,8 @@ def test_tail_loss_across_the_sequence_wrap():
 
 
 def test_flows_use_stream_zero_of_the_sending_port(device, fake):
-    flows = [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64)),
-             Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, 64))]
+    flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64)),
+             Flow(tx_port=1, rx_port=0, spec=flow_stream(1, 0, 64))]
     fake.set_entry("p0.gen.stream_tx", 0, pack_tx(10, 640))
     fake.set_entry("p1.gen.stream_tx", 0, pack_tx(12, 768))
     # stream ids 0 and 1 (FrameSpec.for_flow): entries 0 of port 1 and 1 of port 0
@@ -123,7 +123,7 @@ def test_bad_items(device):
 
 
 def test_run_trial_sets_group_and_latency_definition(device, fake):
-    flows = [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64).model_copy(update={"stream_id": 0x35}))]
+    flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64).model_copy(update={"stream_id": 0x35}))]
     fake.set("p1.ana.stream_group", 7)
     device.run_trial(flows, 1000.0, duration_ns=10_000, wait_ns=0, lat_def=1)
     assert fake.get("p1.ana.stream_group") == 3 and fake.get("p1.ana.lat_def") == 1

@@ -9,7 +9,7 @@ import pytest
 from wirespeed.calibration import run_calibration
 from wirespeed.cli import main
 from wirespeed.gateware.port import PIPELINE_NS
-from wirespeed.host.device import Flow, FrameSpec, PortAddress
+from wirespeed.traffic import Flow, PortAddress, flow_stream
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,7 @@ def calibration(dev, sizes):
 
 
 def one_flow(size):
-    return [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size))]
+    return [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))]
 
 
 def test_calibration_on_a_zero_delay_loopback_is_the_pipeline_delay(tester):
@@ -67,7 +67,7 @@ def test_calibrated_latency_is_the_dut_delay(tester, delay_ns, size):
 def test_learning_phase_sends_announcements_and_learning_frames(tester):
     dev = tester("loopback:delay=40ns")
     custom = {1: PortAddress(mac="02:00:00:00:0a:02", ipv4="198.19.0.9", ipv6="2001:2:0:9::1")}
-    result = dev.learn([Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64, custom))], custom,
+    result = dev.learn([Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64, custom))], custom,
                        frames=5, settle_ns=100_000, rate_fps=100_000)
     print(result.model_dump_json())
     assert dev.read("p1.arp.mac") == 0x02000000_0A02 and dev.read("p1.arp.ipv4") == 0xC6130009

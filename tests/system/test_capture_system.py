@@ -11,8 +11,8 @@ from scapy.utils import rdpcap
 from wirespeed.capture import arm_capture, capture_status, read_capture, write_pcap
 from wirespeed.cli import main
 from wirespeed.gateware.frame import parse_signature
-from wirespeed.host.device import tester_ip as port_ip, tester_mac as port_mac
-from wirespeed.streams import PortProgram, SizeSpec, StreamSpec, dissect
+from wirespeed.traffic import tester_ip as port_ip, tester_mac as port_mac
+from wirespeed.traffic import PortProgram, SizeSpec, StreamSpec, dissect
 
 pytestmark = pytest.mark.slow
 
@@ -121,11 +121,11 @@ def test_capture_command_writes_the_pcap(tmp_path, capsys):
 
 
 def test_stream_results_after_a_loopback_trial(tester):
-    from wirespeed.host.device import Flow, FrameSpec
+    from wirespeed.traffic import Flow, flow_stream
     from wirespeed.host.streamstats import stream_results
 
     dev = tester("loopback:delay=40ns")
-    flows = [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, 64))]
+    flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64))]
     trial = dev.run_trial(flows, 100_000.0, duration_ns=1_000_000, wait_ns=100_000)
     (r,) = stream_results(dev, flows)
     assert r.tx_frames == trial.tx_frames == r.rx_frames == r.in_order == trial.rx_frames > 0

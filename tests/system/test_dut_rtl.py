@@ -11,7 +11,8 @@ import pytest
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.port import PIPELINE_NS
 from wirespeed.gateware.top import build_register_map
-from wirespeed.host.device import Device, Flow, FrameSpec
+from wirespeed.host.device import Device
+from wirespeed.traffic import Flow, flow_stream
 from wirespeed.host.transport import EtherboneTransport
 from wirespeed.sim.dut_rtl import RtlDutSpec
 from wirespeed.sim.launcher import SimProcess
@@ -31,8 +32,8 @@ def test_user_rtl_dut_forwards_at_line_rate_with_its_own_delay():
         dev = Device(transport, build_register_map())
         dev.connect()
         for size in (64, 1518):
-            flows = [Flow(tx_port=0, rx_port=1, spec=FrameSpec.for_flow(0, 1, size)),
-                     Flow(tx_port=1, rx_port=0, spec=FrameSpec.for_flow(1, 0, size))]
+            flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size)),
+                     Flow(tx_port=1, rx_port=0, spec=flow_stream(1, 0, size))]
             r = dev.run_trial(flows, line_rate_fps(size), duration_ns=1_000_000, wait_ns=50_000)
             for port in (0, 1):
                 c = r.counters[port]

@@ -15,6 +15,7 @@ from records import results
 from test_rfc2544_b2b_loss_system import analytic_forwarded
 from wirespeed import sizes
 from wirespeed.cli import main
+from wirespeed.ethernet import line_rate_fps
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def test_analytic_values():
     seq = sizes.sizes_of(MIX)
     assert analytic_back_to_back((64,), 400_000, 16) == 22        # agrees with the fixed-size formula
     assert analytic_back_to_back(seq, RATE, QUEUE) == 172
-    assert 331_900 <= analytic_throughput(RATE, QUEUE, TRIAL_S, sizes.line_rate_fps(MIX)) <= 332_100
+    assert 331_900 <= analytic_throughput(RATE, QUEUE, TRIAL_S, line_rate_fps(MIX)) <= 332_100
 
 
 def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
@@ -67,7 +68,7 @@ def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     record = json.loads((tmp_path / "results.json").read_text())
-    line = sizes.line_rate_fps(MIX)
+    line = line_rate_fps(MIX)
     assert line == pytest.approx(470_366.886, abs=0.01)
 
     # 26.1: within the search resolution (1 % of the mix's line rate) below the model's threshold;

@@ -6,7 +6,7 @@ import pytest
 
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.stream_stats import unpack_entry
-from wirespeed.streams import ModifierSpec, PortProgram, StreamSpec
+from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec
 
 pytestmark = pytest.mark.slow
 
@@ -98,7 +98,7 @@ def test_per_stream_latency_histograms(tester):
     stream's latency differs by its frame's reception time, so each histogram is its own. Every
     stream's histogram holds exactly its received frames, inside its [min, max] latency from
     the per-stream statistics, and the port's distribution is their sum."""
-    from wirespeed.host.device import HistogramConfig
+    from wirespeed.host.models import HistogramConfig
     from wirespeed.host.streamstats import stream_results
 
     dev = tester("router:rate=1000000,queue=512,latency=2us,jitter=1us,seed=3")

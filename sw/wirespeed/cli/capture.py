@@ -19,7 +19,7 @@ CAPTURE_SETTLE_NS = 1_000_000    # tester time to wait after the generator stops
 
 
 def _parse_size_spec(text: str):
-    from ..streams import SizeSpec
+    from ..traffic import SizeSpec
 
     try:
         return SizeSpec.parse(text)
@@ -77,8 +77,7 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
     """Send ``count`` frames of one stream from the port next to ``port`` and capture on
     ``port``; returns (captured frames, final capture state)."""
     from ..capture import STATES, arm_capture, read_capture
-    from ..host.device import tester_ip, tester_mac
-    from ..streams import PortProgram, StreamSpec, error_text
+    from ..traffic import PortProgram, StreamSpec, error_text, tester_ip, tester_mac
 
     n = device.n_ports
     if not 0 <= port < n:

@@ -1,4 +1,4 @@
-"""Loading a compiled port program (:class:`wirespeed.streams.CompiledPort`) into a tester's
+"""Loading a compiled port program (:class:`wirespeed.traffic.CompiledPort`) into a tester's
 multi-stream generator: templates, size table, seed, modifier units, then descriptors
 (last, so a stream is enabled only once everything it uses is in place).
 

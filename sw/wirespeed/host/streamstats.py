@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
-from .device import PERCENTILES, HistogramConfig, LatencyHistogram
+from .models import PERCENTILES, HistogramConfig, LatencyHistogram
 
 __all__ = ["StreamRef", "StreamResult", "stream_results", "stream_refs", "tail_loss"]
 
@@ -106,7 +106,7 @@ def tail_loss(tx_frames: int, entry: dict[str, int]) -> int:
 
 def stream_refs(device, items: Iterable) -> list[StreamRef]:
     """The streams named by ``items``, in order: a :class:`StreamRef` as is; a
-    :class:`wirespeed.host.device.Flow` as stream 0 of its sending port (the one-stream
+    :class:`wirespeed.traffic.Flow` as stream 0 of its sending port (the one-stream
     program ``run_trial`` loads); a pair ``(tx_port, rx_port)`` as every enabled stream of
     ``tx_port``'s program, read from ``pN.gen.desc``."""
     refs: list[StreamRef] = []
@@ -142,7 +142,7 @@ def _check_port(device, port: int) -> None:
 def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True,
                    histogram: HistogramConfig | None = None) -> list[StreamResult]:
     """Per-stream results of the streams named by ``flows_or_pairs`` (each a
-    :class:`wirespeed.host.device.Flow`, a ``(tx_port, rx_port)`` pair or a
+    :class:`wirespeed.traffic.Flow`, a ``(tx_port, rx_port)`` pair or a
     :class:`StreamRef`), from ``pN.gen.stream_tx`` of the sending ports and ``pN.ana.streams``
     of the receiving ports.
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import WirespeedError
-from .device import Device, Flow
+from ..traffic import Flow
+from .device import Device
 from .transport import EtherboneTransport, Transport, open_target
 
 __all__ = ["connect", "Tester", "ConnectError", "MANAGEMENT", "OPTIONAL_BLOCKS", "RtlDut"]

@@ -11,7 +11,8 @@ from typing import Protocol
 from pydantic import BaseModel, Field, field_validator
 
 from .. import sizes as size_points
-from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+from ..host.models import HistogramConfig, LearningResult, TrialResult
+from ..traffic import Flow, PortAddress, flow_stream
 
 __all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning", "csv_text"]
 
@@ -56,9 +57,8 @@ class PortPairConfig(BaseModel):
         tx_port -> rx_port, and rx_port -> tx_port too when bidirectional; each with sources x
         destinations IPv4 flows."""
         pairs = [(self.tx_port, self.rx_port)] + ([(self.rx_port, self.tx_port)] if self.bidirectional else [])
-        return [Flow(tx_port=tx, rx_port=rx, spec=FrameSpec.for_flow(tx, rx, frame_len, self.addresses,
-                                                                      sources=self.sources,
-                                                                      destinations=self.destinations))
+        return [Flow(tx_port=tx, rx_port=rx, spec=flow_stream(tx, rx, frame_len, self.addresses, sources=self.sources,
+                                                               destinations=self.destinations))
                 for tx, rx in pairs]
 
     def traffic_notes(self) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from ..host.device import LearningResult, TrialResult
+from ..host.models import LearningResult, TrialResult
 
 __all__ = ["Event", "RunStarted", "Note", "LearningDone", "TestStarted", "SizeStarted", "TrialStarted",
            "TrialDone", "SizeDone", "TestDone", "RunDone", "AnyEvent", "parse_event", "Status"]

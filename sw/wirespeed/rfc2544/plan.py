@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import sizes as size_points
 from ..calibration import RFC_SIZES
-from ..host.device import PortAddress
+from ..traffic import PortAddress
 from ..units import format_duration
 from . import registry
 from .common import LearningConfig

@@ -16,7 +16,7 @@ from wirespeed.gateware.config import PRESETS, TesterConfig
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, MAGIC
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.program import fit_to_build, port_program_writes
-from wirespeed.streams import PortProgram, StreamSpec
+from wirespeed.traffic import PortProgram, StreamSpec
 
 _NAME = os.environ["WS_CONFIG"]
 CONFIG = PRESETS[_NAME]

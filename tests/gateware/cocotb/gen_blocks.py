@@ -1,7 +1,7 @@
 """cocotb tests of the traffic generator (wrappers.GenTop): programmed through its register
 bank with wirespeed.host.program.port_program_writes, frames checked at the GMII pins with
 cocotbext-eth's GmiiSink as the independent wire peer (preamble, FCS, gap), byte for byte
-against the scapy golden model wirespeed.streams.expected_frames, IPv4 header and UDP
+against the scapy golden model wirespeed.traffic.expected_frames, IPv4 header and UDP
 checksums recomputed here with scapy. Run from tests/gateware/test_cocotb_blocks.py."""
 
 import random
@@ -17,7 +17,7 @@ from scapy.layers.l2 import Ether
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.port import TX_PIPELINE_NS
 from wirespeed.host.program import port_program_writes
-from wirespeed.streams import ModifierSpec, PortProgram, StreamSpec, expected_frames
+from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec, expected_frames
 
 from csr import CLK_NS, Csr, pulse, start
 from wrappers import register_map

@@ -21,7 +21,7 @@ from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import STATE_DONE, TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST, capture_model
 from wirespeed.gateware.port import RX_PIPELINE_NS
 from wirespeed.gateware.stream_stats import ENTRY_WORDS, STATS_FIELDS, empty_entry, unpack_entry
-from wirespeed.streams import PortProgram, StreamSpec, expected_frames
+from wirespeed.traffic import PortProgram, StreamSpec, expected_frames
 
 from csr import Csr, pulse, start
 from wrappers import ANA_COUNTERS, register_map

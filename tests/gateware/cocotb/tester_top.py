@@ -16,7 +16,7 @@ from wirespeed.gateware import frame as F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.program import port_program_writes
-from wirespeed.streams import PortProgram, StreamSpec
+from wirespeed.traffic import PortProgram, StreamSpec
 
 RMAP = build_register_map()
 CLK_NS = 8

@@ -33,7 +33,8 @@ from pydantic import BaseModel, Field, computed_field
 
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps
-from ...host.device import Flow, TrialResult
+from ...host.models import TrialResult
+from ...traffic import Flow
 from ...units import format_duration
 from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone

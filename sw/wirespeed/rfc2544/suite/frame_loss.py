@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, computed_field, field_validator
 from ... import parse
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps
-from ...host.device import TrialResult
+from ...host.models import TrialResult
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone

@@ -24,7 +24,7 @@ from ... import parse
 from ... import sizes as size_points
 from ...errors import WirespeedError
 from ...ethernet import line_rate_fps
-from ...host.device import TrialResult
+from ...host.models import TrialResult
 from ...units import format_duration
 from ..common import PortPairConfig, csv_text
 from ..context import RunContext, run_alone

@@ -43,7 +43,7 @@ from pydantic import BaseModel, Field, computed_field, model_validator
 from ... import parse
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps, throughput_mbps
-from ...host.device import PERCENTILES, HistogramConfig, TrialResult
+from ...host.models import PERCENTILES, HistogramConfig, TrialResult
 from ...latency import DEFINITION_NAMES, LAT_DEF, LatencyFigures, Pipeline, definition_of, latency_figures
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text

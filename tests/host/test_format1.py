@@ -1,0 +1,34 @@
+"""Results folders of format 1 (wirespeed-results/1, written before the test registry) are read:
+``report`` regenerates their CSV tables byte for byte, and the record is converted to format 2."""
+
+import shutil
+from pathlib import Path
+
+from test_report import run
+
+from wirespeed.results import load_record
+
+FOLDER = Path(__file__).resolve().parent / "golden" / "format1"
+CSVS = sorted(p.name for p in FOLDER.glob("*.csv"))
+
+
+def test_a_format_1_record_is_read_as_format_2():
+    record = load_record(FOLDER)
+    assert record.format == "wirespeed-results/2"
+    assert record.test_names == ["throughput", "frame-loss", "back-to-back"]
+    assert [r.frame_size for r in record.results_of("throughput")] == [64, 1518]
+    assert record.parameters_of("back-to-back").repetitions == 3
+    flow = record.trials[0].flows[0]
+    assert (flow.tx_port, flow.rx_port, flow.spec.point, flow.spec.stream_id) == (0, 1, 64, 0)
+
+
+def test_report_on_a_format_1_folder_gives_the_same_tables(capsys, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(FOLDER, folder)
+    for name in CSVS:
+        (folder / name).unlink()
+    code, _, err = run(capsys, "report", str(folder))
+    assert code == 0, err
+    for name in CSVS:
+        assert (folder / name).read_text() == (FOLDER / name).read_text(), name
+    assert (folder / "report.html").is_file()
