@@ -43,7 +43,7 @@ class DutDirectionCounters(BaseModel):
 
 class DutControl:
     """The DUT control window of a simulation reached by ``transport``
-    (:class:`wirespeed.host.transport.Transport`)."""
+    (:class:`wirespeed.transport.Transport`)."""
 
     def __init__(self, transport):
         self.transport = transport

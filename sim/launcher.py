@@ -140,7 +140,7 @@ class SimProcess:
 
     ``management="uart"``: the UART flavour (:func:`~.build.ensure_uart_harness`). The tester's
     registers are then reached only through the gateware ``UartBridge`` on ``url``
-    (``socket://127.0.0.1:PORT``, for :class:`~wirespeed.host.serial_transport.SerialTransport`;
+    (``socket://127.0.0.1:PORT``, for :class:`~wirespeed.transport.uart.SerialTransport`;
     ``port`` is that TCP port, ``tcp_port`` chooses it, 0: any); ``faults``
     (:class:`UartFaults`, or a rates string for both directions) impairs that line. The DUT
     control window (:mod:`.control`) is not behind the bridge (its 256 KiB CSR space ends
@@ -201,7 +201,7 @@ class SimProcess:
     def url(self) -> str | None:
         """Where the host reaches the tester's registers once started: ``udp://127.0.0.1:PORT``
         (Etherbone, default flavour) or ``socket://127.0.0.1:PORT`` (the UART flavour); for
-        :func:`wirespeed.host.transport.open_target`."""
+        :func:`wirespeed.transport.open_target`."""
         if self.port is None:
             return None
         return f"{'socket' if self.management == 'uart' else 'udp'}://{self.host}:{self.port}"

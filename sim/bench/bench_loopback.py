@@ -17,7 +17,7 @@ from wirespeed.gateware.port import PIPELINE_NS
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.traffic import Flow, flow_stream
-from wirespeed.host.transport import EtherboneTransport
+from wirespeed.transport import EtherboneTransport
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess

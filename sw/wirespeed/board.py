@@ -413,7 +413,7 @@ def flash(board_name: str, *, bitstream: Path | None = None, out: Path | None = 
 def read_board_status(transport, board_name: str) -> dict[str, int]:
     """Every readable register of the board bank (``pN.phy.*``, ``pN.rgmii.*``,
     ``phy.state*``, ``board.magic``) in one transaction of a
-    :class:`wirespeed.host.transport.Transport` (byte addresses)."""
+    :class:`wirespeed.transport.Transport` (byte addresses)."""
     from wirespeed.gateware.board_top import board_register_map
 
     regs = [reg for reg in board_register_map(get_board(board_name)) if reg.access != "w"]

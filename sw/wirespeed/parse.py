@@ -134,10 +134,10 @@ def target(text: str) -> str:
         return text
     try:
         if text.startswith(("serial://", "socket://")):
-            from .host.serial_transport import parse_serial_url
+            from .transport.uart import parse_serial_url
             parse_serial_url(text)
         else:
-            from .host.transport import parse_udp_url
+            from .transport import parse_udp_url
             parse_udp_url(text)
     except ValueError as exc:
         raise ValueError(f"sim, udp://HOST[:PORT], serial://DEVICE[?baud=N] or socket://HOST:PORT; {exc}") from None

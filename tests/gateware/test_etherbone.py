@@ -1,5 +1,5 @@
 """The Etherbone engine (gateware/etherbone.py) and the UART bridge (gateware/mgmt.py),
-with the host's own encoder/decoder (wirespeed.host.transport, serial_transport) as the
+with the host's own encoder/decoder (wirespeed.transport, serial_transport) as the
 golden host side and a bus model that keeps to the CSR bus timing (read data valid two
 cycles after the strobe, garbage before)."""
 
@@ -14,8 +14,8 @@ from amaranth.sim import Simulator
 from wirespeed.gateware.etherbone import EtherboneEngine
 from wirespeed.gateware.registers import READ_LATENCY
 from wirespeed.gateware.mgmt import SlipCrcRx, SlipCrcTx, UartBridge
-from wirespeed.host.serial_transport import SlipDecoder, decode_stale, slip_frame
-from wirespeed.host.transport import Record, decode_answer, encode_request, plan_records
+from wirespeed.transport.uart import SlipDecoder, decode_stale, slip_frame
+from wirespeed.transport.base import Record, decode_answer, encode_request, plan_records
 
 GARBAGE = 0xBAD0BAD0
 WINDOW = 1 << 18  # bytes reachable with a 16-bit word address

@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def transport():
-    from wirespeed.host.transport import open_target
+    from wirespeed.transport import open_target
 
     t = open_target(TARGET, timeout=1.0, retries=5)
     yield t

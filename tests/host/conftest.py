@@ -7,7 +7,7 @@ from wirespeed.gateware.config import SIM
 from wirespeed.gateware.regmap import MAGIC
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.host.transport import FakeTransport
+from wirespeed.transport import FakeTransport
 
 
 @pytest.fixture(scope="session")

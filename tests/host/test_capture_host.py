@@ -16,7 +16,7 @@ from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import Capture
 from wirespeed.gateware.registers import READ_LATENCY, WRITE_LATENCY, RegisterBank
 from wirespeed.host.device import Device
-from wirespeed.host.transport import FakeTransport
+from wirespeed.transport import FakeTransport
 
 
 def make_bank():

@@ -224,7 +224,7 @@ def _unidirectional_device():
     from wirespeed.gateware.config import SIM
     from wirespeed.gateware.top import build_register_map
     from wirespeed.host.device import Device
-    from wirespeed.host.transport import FakeTransport
+    from wirespeed.transport import FakeTransport
     rmap = build_register_map(dataclasses.replace(SIM, generators=0b01, analyzers=0b10))
     fake = FakeTransport(rmap)
     return Device(fake, rmap, stall_timeout_s=0.2, poll_interval_s=(0, 0)), fake
@@ -268,7 +268,7 @@ def _board_device():
     from wirespeed.gateware.config import BOARD_25F
     from wirespeed.gateware.top import build_register_map
     from wirespeed.host.device import Device
-    from wirespeed.host.transport import FakeTransport
+    from wirespeed.transport import FakeTransport
     rmap = build_register_map(BOARD_25F)
     return Device(FakeTransport(rmap), rmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
 

@@ -12,7 +12,7 @@ from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_ST
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.traffic import Flow, PortAddress, flow_stream
-from wirespeed.host.transport import FakeTransport
+from wirespeed.transport import FakeTransport
 from wirespeed.rfc2544.common import LearningConfig
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 

@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 from wirespeed.errors import TransportError
-from wirespeed.host.serial_transport import (
+from wirespeed.transport.uart import (
     RESYNC_STEP,
     SerialTransport,
     SlipDecoder,
@@ -20,7 +20,7 @@ from wirespeed.host.serial_transport import (
     parse_serial_url,
     slip_frame,
 )
-from wirespeed.host.transport import open_target
+from wirespeed.transport import open_target
 
 
 def parse_request(packet: bytes):

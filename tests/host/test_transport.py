@@ -6,14 +6,8 @@ import pytest
 from ebserver import EtherboneServer
 
 from wirespeed.errors import TransportError
-from wirespeed.host.transport import (
-    MAX_BURST,
-    EtherboneTransport,
-    encode_request,
-    open_target,
-    parse_udp_url,
-    plan_records,
-)
+from wirespeed.transport import EtherboneTransport, open_target, parse_udp_url
+from wirespeed.transport.base import MAX_BURST, encode_request, plan_records
 
 
 def transport_to(server, **kw):

@@ -429,7 +429,7 @@ def test_dut_reset_through_the_control_window(fixture_binary):
     """The host resets the simulated DUT through the DUT control window on the Etherbone
     transport: frames sent while it is down are lost, it comes back after `reboot`, and its
     counters say so; a DUT without `reboot` refuses the reset."""
-    from wirespeed.host.transport import EtherboneTransport
+    from wirespeed.transport import EtherboneTransport
     from wirespeed.sim.control import DutControl
 
     n = 20

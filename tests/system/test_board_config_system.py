@@ -133,7 +133,7 @@ def _board_run(binary, dut, tmp_path, capsys, *args, reset_hook=False, learning=
 
 #: the bench's reset hook, as a lab would give it: a command that resets the DUT, here the
 #: simulated one through the simulation's DUT control window (its own Etherbone client)
-V_HOOK = ('{python} -c "import sys; from wirespeed.host.transport import open_target; '
+V_HOOK = ('{python} -c "import sys; from wirespeed.transport import open_target; '
           'from wirespeed.sim.control import DutControl; '
           'sys.exit(0 if DutControl(open_target(sys.argv[1])).reset() else 1)" {url}')
 

@@ -19,8 +19,8 @@ import pytest
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.host.serial_transport import SerialTransport
-from wirespeed.host.transport import EtherboneTransport
+from wirespeed.transport.uart import SerialTransport
+from wirespeed.transport import EtherboneTransport
 from wirespeed.rfc2544 import events as ev
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 from wirespeed.sim.build import ensure_uart_harness

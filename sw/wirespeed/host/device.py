@@ -17,7 +17,7 @@ from ..errors import DeviceError, DeviceMismatch
 from ..traffic import Flow, PortAddress, PortProgram, StreamSpec, ns_to_cycles, rate_to_period
 from . import learning, trial
 from .models import GatewareId, HistogramConfig, LatencyHistogram, LearningResult, PortCounters, TrialResult
-from .transport import Transport
+from ..transport import Transport
 
 __all__ = ["Device", "ID_REGISTERS", "RESPONDER_COUNTERS", "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 

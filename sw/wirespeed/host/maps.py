@@ -19,7 +19,7 @@ from wirespeed.gateware.regmap import MAGIC, RegisterMap
 
 from ..errors import DeviceMismatch
 from ..paths import regmap_store
-from .transport import Transport
+from ..transport import Transport
 
 __all__ = ["save_map", "find_map", "map_of", "MapError"]
 

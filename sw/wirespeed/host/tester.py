@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import WirespeedError
 from ..traffic import Flow
 from .device import Device
-from .transport import EtherboneTransport, Transport, open_target
+from ..transport import EtherboneTransport, Transport, open_target
 
 __all__ = ["connect", "Tester", "ConnectError", "MANAGEMENT", "OPTIONAL_BLOCKS", "RtlDut"]
 
@@ -219,7 +219,7 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
         sim = stack.enter_context(_Simulation(process))
     finally:
         status(None)
-    from .serial_transport import SerialTransport
+    from ..transport.uart import SerialTransport
     # a 255-word burst takes about 0.9 s through the simulated line: a longer timeout than a board's
     transport = stack.enter_context(SerialTransport(sim.url, timeout=3.0, retries=8))
     control = stack.enter_context(EtherboneTransport(sim.host, sim.control_port))

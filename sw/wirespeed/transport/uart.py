@@ -1,7 +1,7 @@
 """Etherbone over a serial line: the management port of a board (gateware/mgmt.py,
 docs/management.md), or the simulated one over TCP.
 
-Each request is one Etherbone record (:func:`~wirespeed.host.transport.encode_request`, the
+Each request is one Etherbone record (:func:`~wirespeed.transport.base.encode_request`, the
 record's base return address is the tag), followed by its CRC-32 (``zlib.crc32``, least
 significant byte first) and framed with SLIP (END 0xC0 before and after, ESC 0xDB). A frame
 with a bad CRC or escape is dropped; an answer that does not come within ``timeout`` makes
@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 import serial
 
 from ..errors import TransportError
-from .transport import Record, Transport, decode_answer, encode_request, initial_tag, next_tag, plan_records
+from .base import Record, Transport, decode_answer, encode_request, initial_tag, next_tag, plan_records
 
 __all__ = ["SerialTransport", "SlipDecoder", "slip_frame", "decode_stale", "parse_serial_url",
            "DEFAULT_BAUD", "RESYNC_STEP"]
