@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # The entry points, imported on first use: the package's modules import __version__ from here.
 _API = {"connect": ("wirespeed.host.tester", "connect"), "Tester": ("wirespeed.host.tester", "Tester"),
-        "Plan": ("wirespeed.rfc2544.plan", "Plan"), "Run": ("wirespeed.rfc2544.run", "Run"),
+        "Plan": ("wirespeed.rfc2544.plan", "Plan"), "Run": ("wirespeed.run", "Run"),
         "StopToken": ("wirespeed.rfc2544.context", "StopToken"), "events": ("wirespeed.rfc2544.events", None),
         "load_record": ("wirespeed.results.resume", "load_record")}
 

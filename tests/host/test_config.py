@@ -9,7 +9,9 @@ from ebserver import EtherboneServer, serve_identity
 from typer.main import get_command
 from records import parameters
 
-from wirespeed import cli, config
+from wirespeed import cli
+from wirespeed.cli import configfile as config
+from wirespeed.cli.app import defaults_for
 from wirespeed.cli import main
 
 RUN_TOML = """\
@@ -84,7 +86,7 @@ def params(command_name, *argv):
 @pytest.mark.parametrize("name, text", [("run.toml", RUN_TOML), ("run.yaml", RUN_YAML), ("run.yml", RUN_YAML)])
 def test_file_gives_the_parameters_of_the_flags(tmp_path, name, text):
     path = write(tmp_path, name, text)
-    from_file = config.defaults_for("rfc2544", path)
+    from_file = defaults_for("rfc2544", path)
     assert from_file == {k: v for k, v in params("rfc2544", *RUN_FLAGS).items() if k in from_file}
     assert from_file["sizes"] == [64, 128, 1518] and from_file["trial_duration"] == 10_000_000
     assert from_file["learning"] is False and from_file["loss_points"] == [100.0, 90.5, 50.0]
@@ -94,8 +96,8 @@ def test_file_gives_the_parameters_of_the_flags(tmp_path, name, text):
 
 
 def test_toml_and_yaml_agree(tmp_path):
-    assert (config.defaults_for("rfc2544", write(tmp_path, "a.toml", RUN_TOML))
-            == config.defaults_for("rfc2544", write(tmp_path, "a.yaml", RUN_YAML)))
+    assert (defaults_for("rfc2544", write(tmp_path, "a.toml", RUN_TOML))
+            == defaults_for("rfc2544", write(tmp_path, "a.yaml", RUN_YAML)))
 
 
 def test_command_line_overrides_the_file(tmp_path):
@@ -124,10 +126,10 @@ def test_sections_for_several_commands(tmp_path):
         size = "imix:aaaaaaag"
         udp-checksum = true
         """)
-    assert config.defaults_for("rfc2544", path) == {"target": "sim", "sizes": [64, 1518], "dut": "bsdrp-306m"}
-    assert config.defaults_for("calibrate", path) == {"target": "sim", "sizes": [64, 1518], "cable_delay": 5,
+    assert defaults_for("rfc2544", path) == {"target": "sim", "sizes": [64, 1518], "dut": "bsdrp-306m"}
+    assert defaults_for("calibrate", path) == {"target": "sim", "sizes": [64, 1518], "cable_delay": 5,
                                                       "dut": "loopback:delay=5ns"}
-    cap = config.defaults_for("capture", path)
+    cap = defaults_for("capture", path)
     assert cap["udp_checksum"] is True and str(cap["out"]) == "x.pcap"
 
 
@@ -137,13 +139,13 @@ def test_a_section_overrides_the_top_level(tmp_path):
         rfc2544:
           sizes: [128]
         """)
-    assert config.defaults_for("rfc2544", path) == {"sizes": [128]}
+    assert defaults_for("rfc2544", path) == {"sizes": [128]}
 
 
 def test_an_empty_file_changes_nothing(tmp_path):
     for name in ("empty.toml", "empty.yaml"):
         path = write(tmp_path, name, "")
-        assert config.defaults_for("rfc2544", path) == {}
+        assert defaults_for("rfc2544", path) == {}
         assert params("rfc2544", "--config", path) == params("rfc2544")
 
 
@@ -321,8 +323,8 @@ def test_the_examples_of_the_docs_are_valid(tmp_path):
     doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
     blocks = re.findall(r"```(toml|yaml)\n(.*?)```", doc, re.S)
     assert [lang for lang, _ in blocks] == ["toml", "yaml"]
-    toml = config.defaults_for("rfc2544", write(tmp_path, "bsdrp.toml", blocks[0][1]))
-    yaml = config.defaults_for("rfc2544", write(tmp_path, "lab.yaml", blocks[1][1]))
+    toml = defaults_for("rfc2544", write(tmp_path, "bsdrp.toml", blocks[0][1]))
+    yaml = defaults_for("rfc2544", write(tmp_path, "lab.yaml", blocks[1][1]))
     assert toml["dut"] == yaml["dut"] == "bsdrp-306m"
     assert toml["sizes"] == yaml["sizes"] == [64, 128, 256, 512, 1024, 1280, 1518]
-    assert str(config.defaults_for("calibrate", tmp_path / "lab.yaml")["out"]) == "calibration.json"
+    assert str(defaults_for("calibrate", tmp_path / "lab.yaml")["out"]) == "calibration.json"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,10 +18,10 @@ from typer._click import exceptions as click_exceptions
 from typer.main import get_command
 
 from .. import __version__
-from .. import config as config_files
+from . import configfile as config_files
 from .common import InputError, err_console
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "defaults_for"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="wirespeed: FPGA gigabit Ethernet RFC 2544 tester.")
@@ -77,3 +78,16 @@ def _fail(line: str, code: int) -> int:
     message = " ".join(line.split())
     print(f"wirespeed: error: {message}", file=sys.stderr)
     return code
+
+
+def defaults_for(command_name: str, path: str | Path) -> dict[str, Any]:
+    """The parameters a config file gives a ``wirespeed`` command, parsed and checked exactly as
+    the equivalent flags would be: {parameter name: parsed value} (ConfigError, one line)."""
+    command = get_command(app).commands[command_name]     # type: ignore[attr-defined]
+    try:
+        with command.make_context(command_name, [], parent=None, resilient_parsing=True) as ctx:
+            _, defaults = config_files.read_mapping(path, command, ctx)
+            return {name: next(p for p in command.params if p.name == name).process_value(ctx, value)
+                    for name, value in defaults.items()}
+    finally:
+        config_files.reset()

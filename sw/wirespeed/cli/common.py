@@ -11,10 +11,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from .. import config as config_files
 from .. import parse
 from ..host.tester import DUT_EXAMPLE, ConnectError, RtlDut, Tester, connect
 from ..rfc2544.plan import PlanError
+from . import configfile as config_files
 
 __all__ = ["InputError", "err_console", "parser", "config_option", "target_option", "dut_option", "open_tester",
            "DUT_EXAMPLE", "rtl_dut", "as_input_error"]

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from .. import config as config_files
 from .. import parse
 from ..calibration import Calibration, CalibrationError
 from ..host.tester import RtlDut, describe_dut, sim_dut_spec
@@ -24,7 +23,8 @@ from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
-from ..rfc2544.run import Run, RunFailed, requires
+from ..run import Run, RunFailed, requires
+from . import configfile as config_files
 from .app import app
 from .common import (
     InputError,

@@ -15,9 +15,9 @@ from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_ST
 
 from ..errors import DeviceError, DeviceMismatch
 from ..traffic import Flow, PortAddress, PortProgram, StreamSpec, ns_to_cycles, rate_to_period
+from ..transport import Transport
 from . import learning, trial
 from .models import GatewareId, HistogramConfig, LatencyHistogram, LearningResult, PortCounters, TrialResult
-from ..transport import Transport
 
 __all__ = ["Device", "ID_REGISTERS", "RESPONDER_COUNTERS", "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..errors import WirespeedError
 from ..traffic import Flow
-from .device import Device
 from ..transport import EtherboneTransport, Transport, open_target
+from .device import Device
 
 __all__ = ["connect", "Tester", "ConnectError", "MANAGEMENT", "OPTIONAL_BLOCKS", "RtlDut"]
 

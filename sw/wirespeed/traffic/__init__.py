@@ -6,8 +6,16 @@ for checking captures) and :mod:`.addressing` (the tester's ports' addresses, th
 ranges). The contract with the gateware is :mod:`wirespeed.gateware.streamdesc`. This package
 never imports the host."""
 
-from .addressing import (BENCHMARK_NET, BENCHMARK_NET6, BenchmarkRangeWarning, MacAddress, PortAddress, tester_ip,
-                         tester_ipv6, tester_mac)
+from .addressing import (
+                         BENCHMARK_NET,
+                         BENCHMARK_NET6,
+                         BenchmarkRangeWarning,
+                         MacAddress,
+                         PortAddress,
+                         tester_ip,
+                         tester_ipv6,
+                         tester_mac,
+)
 from .compile import CompiledPort, CompiledStream, PortProgram, ns_to_cycles, period_to_rate, rate_to_period
 from .golden import ExpectedFrame, dissect, expected_frames
 from .spec import MODIFIER_FIELDS, Flow, ModifierSpec, SizeSpec, StreamSpec, error_text, flow_stream

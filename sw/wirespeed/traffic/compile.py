@@ -19,8 +19,20 @@ from wirespeed.gateware.frame import SIG_LEN, WIRE_OVERHEAD
 
 from .. import sizes
 from ..ethernet import LINK_BPS, line_rate_fps
-from .spec import (ETH_HDR, ETHERTYPE_IPV4, ETHERTYPE_IPV6, FCS, IP_PROTO_UDP, IPV6_HDR, M32, MODIFIER_FIELDS, TPID,
-                   UDP_HDR, ModifierSpec, StreamSpec)
+from .spec import (
+    ETH_HDR,
+    ETHERTYPE_IPV4,
+    ETHERTYPE_IPV6,
+    FCS,
+    IP_PROTO_UDP,
+    IPV6_HDR,
+    M32,
+    MODIFIER_FIELDS,
+    TPID,
+    UDP_HDR,
+    ModifierSpec,
+    StreamSpec,
+)
 
 __all__ = ["PortProgram", "CompiledStream", "CompiledPort", "rate_to_period", "period_to_rate", "ns_to_cycles"]
 

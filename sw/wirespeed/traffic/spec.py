@@ -32,8 +32,16 @@ from wirespeed.gateware.frame import SIG_LEN
 
 from .. import imix
 from .. import sizes as size_points
-from .addressing import (BENCHMARK_NET, BENCHMARK_NET6, BenchmarkRangeWarning, MacAddress, PortAddress, tester_ip,
-                         tester_ipv6, tester_mac)
+from .addressing import (
+    BENCHMARK_NET,
+    BENCHMARK_NET6,
+    BenchmarkRangeWarning,
+    MacAddress,
+    PortAddress,
+    tester_ip,
+    tester_ipv6,
+    tester_mac,
+)
 
 __all__ = ["SizeSpec", "ModifierSpec", "StreamSpec", "Flow", "flow_stream", "error_text", "MODIFIER_FIELDS",
            "MIN_FRAME", "MAX_FRAME"]

@@ -21,15 +21,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import WirespeedError
-from ..results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord
-from ..results.resume import prepare, remaining_sizes
-from ..results.writer import ResultsWriter
-from . import events as ev
-from . import registry
-from .common import run_learning
-from .context import RunContext, RunStopped, StopToken
-from .plan import Plan
+from .errors import WirespeedError
+from .results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord
+from .results.resume import prepare, remaining_sizes
+from .results.writer import ResultsWriter
+from .rfc2544 import events as ev
+from .rfc2544 import registry
+from .rfc2544.common import run_learning
+from .rfc2544.context import RunContext, RunStopped, StopToken
+from .rfc2544.plan import Plan
 
 __all__ = ["Run", "RunFailed", "requires"]
 
@@ -117,8 +117,8 @@ class Run:
         if self.tester is None or not self.configs:
             return
         if self.calibration is None and self._resume_note is None and "throughput" in self.configs:
-            from .. import sizes as size_points
-            from .plan import resolve_calibration
+            from . import sizes as size_points
+            from .rfc2544.plan import resolve_calibration
 
             first = next(iter(self.configs.values()))
             self.calibration, self.calibration_info = resolve_calibration(
@@ -136,8 +136,8 @@ class Run:
     def _check_calibration(self) -> None:
         """PlanError when the calibration has no figure for a direction and size the run measures
         latency at, or was made on another target or gateware."""
-        from ..calibration import CalibrationError
-        from .plan import PlanError
+        from .calibration import CalibrationError
+        from .rfc2544.plan import PlanError
 
         config = self.configs["throughput"]
         needs = [(f.tx_port, f.rx_port, size) for point in config.frame_sizes for f in config.flows(point)
@@ -244,7 +244,7 @@ class Run:
             return None
         hook = getattr(self.configs["reset"], "hook", None)
         if hook:
-            from .suite.reset import hook_command
+            from .rfc2544.suite.reset import hook_command
             return hook_command(hook)
         return self.tester.reset_action()
 

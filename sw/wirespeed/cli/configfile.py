@@ -27,7 +27,7 @@ from typing import Any
 from typer._click import exceptions as click_exceptions
 
 __all__ = ["SECTIONS", "ConfigError", "ConfigFile", "load", "read_mapping", "option_keys", "to_defaults",
-           "defaults_for", "attribute", "reset", "META_KEY"]
+           "attribute", "reset", "META_KEY"]
 
 # the commands that take --config: their tables in a shared file
 SECTIONS = ("rfc2544", "calibrate", "capture")
@@ -320,21 +320,3 @@ def attribute(line: str) -> str:
     if not sep or name is None or ctx.get_parameter_source(name) != ParameterSource.DEFAULT_MAP:
         return line
     return f"{path}: {origins[name]}: {message}"
-
-
-def defaults_for(command_name: str, path: str | Path) -> dict[str, Any]:
-    """The parameters a config file gives a ``wirespeed`` command, parsed and checked exactly as
-    the equivalent flags would be: {parameter name: parsed value}."""
-    from typer.main import get_command
-
-    from .cli import app
-
-    group = get_command(app)
-    command = group.commands[command_name]
-    try:
-        with command.make_context(command_name, [], parent=None, resilient_parsing=True) as ctx:
-            _, defaults = read_mapping(path, command, ctx)
-            return {name: next(p for p in command.params if p.name == name).process_value(ctx, value)
-                    for name, value in defaults.items()}
-    finally:
-        reset()
