@@ -27,10 +27,11 @@ from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_ST
 from ..errors import DeviceError, DeviceMismatch
 from ..ethernet import LINK_BPS, MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD, line_rate_fps
 from .. import sizes
+from . import sequence
 from .transport import Transport
 
 __all__ = [
-    "Device", "FrameSpec", "Flow", "PortAddress", "LearningResult", "tester_ipv6", "PortCounters", "TrialResult",
+    "Device", "FrameSpec", "Flow", "PortAddress", "check_distinct", "LearningResult", "tester_ipv6", "PortCounters", "TrialResult",
     "Latency", "GatewareId",
     "HistogramConfig", "LatencyHistogram", "PERCENTILES",
     "BenchmarkRangeWarning", "rate_to_period", "period_to_rate", "ns_to_cycles",
@@ -121,6 +122,17 @@ class PortAddress(BaseModel):
     ipv4: IPv4Address
     ipv6: IPv6Address
 
+    @model_validator(mode="after")
+    def _unicast(self):
+        # a port's own address is a source and a neighbour's answer: one host, never a group
+        if int(self.mac[:2], 16) & 1 or self.mac == "00:00:00:00:00:00":
+            raise ValueError(f"mac: a unicast address (the first octet even, not all zero), not {self.mac}")
+        if self.ipv4.is_multicast or self.ipv4.is_unspecified or self.ipv4 == IPv4Address("255.255.255.255"):
+            raise ValueError(f"ipv4: a unicast address (not multicast, broadcast or 0.0.0.0), not {self.ipv4}")
+        if self.ipv6.is_multicast or self.ipv6.is_unspecified:
+            raise ValueError(f"ipv6: a unicast address (not multicast or ::), not {self.ipv6}")
+        return self
+
     @classmethod
     def default(cls, port: int) -> "PortAddress":
         return cls(mac=tester_mac(port), ipv4=tester_ip(port), ipv6=tester_ipv6(port))
@@ -128,6 +140,20 @@ class PortAddress(BaseModel):
     def registers(self, port: int) -> dict[str, int]:
         return {f"p{port}.arp.mac": int(self.mac.replace(":", ""), 16), f"p{port}.arp.ipv4": int(self.ipv4),
                 f"p{port}.arp.ipv6": int(self.ipv6)}
+
+
+def check_distinct(addresses: Mapping[int, PortAddress]) -> None:
+    """ValueError (one line) when two ports share a MAC, IPv4 or IPv6 address (a DUT could not
+    tell them apart)."""
+    ports = sorted(addresses)
+    for field in ("mac", "ipv4", "ipv6"):
+        seen: dict[str, int] = {}
+        for port in ports:
+            value = str(getattr(addresses[port], field))
+            if value in seen:
+                raise ValueError(f"ports {seen[value]} and {port} have the same {field} {value}: each port needs "
+                                 "its own")
+            seen[value] = port
 
 
 class FrameSpec(BaseModel):
@@ -362,8 +388,11 @@ class Latency(BaseModel):
 class TrialResult(BaseModel):
     """One trial: what was offered, and every counter of every port afterwards.
 
-    Pass criterion (RFC 2544 26.1, zero loss): frames were sent, every one was received
-    (received == sent), and no sequence or FCS errors were counted."""
+    Loss comes from the sequence tracking of each flow's stream when the build has it
+    (``streams``; :mod:`wirespeed.host.sequence`), else it is frames sent - frames received;
+    never negative. Pass criterion (RFC 2544 26.1, zero loss): frames were sent, none lost,
+    none duplicated, reordered or late, no sequence or FCS errors, and (without sequence
+    tracking) no more received than sent; ``failure`` says which failed."""
 
     frame_size: int | str = Field(description="bytes, FCS included, or a mix's label (wirespeed.sizes)")
     offered_fps: float
@@ -383,8 +412,17 @@ class TrialResult(BaseModel):
         default_factory=list, description="samples while the trial ran: [ns since START, frames sent, frames "
                                           "received, sequence + FCS errors] so far (rate over time)")
     streams: dict[int, dict[str, int]] = Field(
-        default_factory=dict, description="per stream id, when the trial reads them (rate-step trials): frames "
-                                          "sent and received, lost (sequence gaps), next expected sequence, period")
+        default_factory=dict, description="per stream id of the flows, when the build tracks sequence numbers: "
+                                          "frames sent and received, the receiving port's sequence counters "
+                                          "(in_order, lost: gaps before next_seq, duplicate, out_of_order, late; "
+                                          "docs/analyzer.md), FCS errors, next expected sequence (rate-step "
+                                          "trials: and each phase's period)")
+    control: dict[str, int] | None = Field(
+        None, description="the control path during the trial (register transactions with the tester): requests, "
+                          "retries, timeouts, duplicate answers, bad frames, resynchronisations")
+    dut_model: dict[str, dict[str, int]] | None = Field(
+        None, description="simulation only: the simulated DUT model's own counters over the trial (from CLEAR to "
+                          "the final snapshot), per direction 'A->B' of tester ports")
     responder: dict[int, dict[str, int]] = Field(
         default_factory=dict, description="per port, ARP/ND frames the responder saw and sent during the trial "
                                           "(pN.arp.arp_requests, arp_replies, ns_received, na_sent; from CLEAR "
@@ -411,11 +449,42 @@ class TrialResult(BaseModel):
     def rx_frames(self) -> int:
         return self._sum(self._rx_ports, "rx_frames")
 
+    @property
+    def _tracked(self) -> list[dict[str, int]]:
+        """The flows' streams with sequence counters ([] when the build has none)."""
+        streams = list(self.streams.values())
+        return streams if streams and all(sequence.tracked(s) for s in streams) else []
+
     @computed_field
     @property
     def lost_frames(self) -> int:
-        """Sent minus received (negative when frames were duplicated)."""
-        return self.tx_frames - self.rx_frames
+        """Frames that never arrived: from the sequence tracking, else sent - received; >= 0."""
+        tracked = self._tracked
+        if tracked:
+            return sequence.lost_frames(tracked)
+        return max(0, self.tx_frames - self.rx_frames)
+
+    def _sequence_count(self, field: str) -> int | None:
+        tracked = self._tracked
+        return sequence.count(tracked, field) if tracked else None
+
+    @computed_field
+    @property
+    def duplicate_frames(self) -> int | None:
+        """Frames received again (None: the build tracks no sequence numbers)."""
+        return self._sequence_count("duplicate")
+
+    @computed_field
+    @property
+    def out_of_order_frames(self) -> int | None:
+        """Frames that arrived after a later one of their stream (None: not tracked)."""
+        return self._sequence_count("out_of_order")
+
+    @computed_field
+    @property
+    def late_frames(self) -> int | None:
+        """Frames older than the history window (32 numbers) when they arrived (None: not tracked)."""
+        return self._sequence_count("late")
 
     @computed_field
     @property
@@ -432,10 +501,27 @@ class TrialResult(BaseModel):
     def loss_pct(self) -> float:
         return 100.0 * self.lost_frames / self.tx_frames if self.tx_frames else 0.0
 
+    @property
+    def unsent_received(self) -> int:
+        """Frames received that were not sent as such: duplicates (with sequence tracking),
+        else received beyond sent."""
+        duplicate = self.duplicate_frames
+        return duplicate if duplicate is not None else max(0, self.rx_frames - self.tx_frames)
+
+    @computed_field
+    @property
+    def failure(self) -> str | None:
+        """Why the trial is not loss free (None: it is), e.g. '19 lost, 27 duplicated'."""
+        reasons = sequence.failure_reasons(
+            tx_frames=self.tx_frames, rx_frames=self.rx_frames, lost=self.lost_frames, fcs_errors=self.fcs_errors,
+            seq_errors=self.seq_errors, duplicate=self.duplicate_frames, out_of_order=self.out_of_order_frames,
+            late=self.late_frames)
+        return ", ".join(reasons) or None
+
     @computed_field
     @property
     def passed(self) -> bool:
-        return self.tx_frames > 0 and self.lost_frames == 0 and self.seq_errors == 0 and self.fcs_errors == 0
+        return self.failure is None
 
     @computed_field
     @property
@@ -732,6 +818,59 @@ class Device:
         self._check_port(port)
         return [(value & (2**64 - 1), value >> 64) for value in self.read_memory(f"p{port}.gen.stream_tx")]
 
+    def read_stream_entries(self, port: int, indices: Sequence[int]) -> dict[int, dict[str, int]]:
+        """Entries ``indices`` of port ``port``'s per-stream statistics as of the last SNAPSHOT
+        (as :meth:`read_stream_stats`, reading only those entries: one transaction)."""
+        from wirespeed.gateware.stream_stats import unpack_entry
+        self._check_port(port)
+        copying = f"p{port}.ana.streams_copying"
+        if copying in self.regmap:
+            now = self.read_many([copying, "time.ns"])
+            if now[copying]:
+                self.wait_until([copying], lambda v: not v[copying], expected_ns=now["time.ns"],
+                                deadline_ns=now["time.ns"] + 10_000_000)
+        reg = self.regmap[f"p{port}.ana.streams"]
+        wanted = sorted(set(indices))
+        offsets = [reg.offset + 4 * (reg.words * i + w) for i in wanted for w in range(reg.words)]
+        words = self.transport.transact([], offsets)
+        return {i: unpack_entry(reg.join(words[k * reg.words:(k + 1) * reg.words])) for k, i in enumerate(wanted)}
+
+    def _flow_streams(self, flows: Sequence[Flow], counters: Mapping[int, PortCounters]) -> dict[int, dict[str, int]]:
+        """Each flow's stream after a trial (:data:`sequence.STREAM_FIELDS`), by stream id: the
+        frames its port sent (its program's only stream) and the receiving port's entry; {} when
+        a receiving port does not track sequence numbers (no per-stream statistics)."""
+        if not all(self.counts_sequence_errors(f.rx_port) and f"p{f.rx_port}.ana.streams" in self.regmap
+                   for f in flows):
+            return {}
+        wanted: dict[int, list[int]] = {}
+        for flow in flows:
+            wanted.setdefault(flow.rx_port, []).append(flow.spec.stream_id & 15)
+        entries = {port: self.read_stream_entries(port, indices) for port, indices in wanted.items()}
+        streams = {}
+        for flow in flows:
+            entry = entries[flow.rx_port][flow.spec.stream_id & 15]
+            streams[flow.spec.stream_id] = {"tx_frames": counters[flow.tx_port].tx_frames,
+                                            **{k: entry[k] for k in sequence.STREAM_FIELDS[1:]}}
+        return streams
+
+    #: simulation only: a callable returning the simulated DUT model's own counters, by
+    #: direction then name (``{"0->1": {"lost": ...}}``); trials record their difference
+    dut_probe: Callable[[], dict[str, dict[str, int]]] | None = None
+
+    def _dut_counters(self) -> dict[str, dict[str, int]] | None:
+        return self.dut_probe() if self.dut_probe is not None else None
+
+    def _trial_end(self, control: dict[str, int], model: dict[str, dict[str, int]] | None) -> dict:
+        """The trial's control-path counters and DUT model counters (since ``control`` and
+        ``model`` were taken), as TrialResult fields."""
+        after = self.transport.control_stats()
+        fields: dict = {"control": {k: after[k] - control.get(k, 0) for k in after}}
+        if model is not None:
+            now = self._dut_counters() or {}
+            fields["dut_model"] = {d: {k: v - model.get(d, {}).get(k, 0) for k, v in values.items()}
+                                   for d, values in now.items()}
+        return fields
+
     # generators
 
     def _check_port(self, port: int) -> None:
@@ -834,6 +973,7 @@ class Device:
         over time."""
         if lat_def not in (0, 1):
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
+        control = self.transport.control_stats()
         histogram = histogram or HistogramConfig()
         points = {flow.spec.point for flow in flows}
         if len(points) != 1 or len({flow.tx_port for flow in flows}) != len(flows):
@@ -854,16 +994,19 @@ class Device:
             self.configure_histogram(port, histogram)
             self.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
         self.clear()
+        model = self._dut_counters()
         started = self.start()
         timeline = self._timeline(started, duration_ns, timeline_points, tx_ports, rx_ports, event)
         self._wait_generators_done(tx_ports, started + duration_ns, duration_ns)
         counters, drain = self._settle(wait_ns, rx_ports)
+        streams = self._flow_streams(flows, counters)
+        histograms = {p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports}
+        responder = self.read_responder(sorted({*tx_ports, *rx_ports}))
         return TrialResult(frame_size=points.pop(), timeline=timeline, drain_steps=drain, offered_fps=rate_fps,
                            period_q32=period,
                            duration_ns=duration_ns, wait_ns=wait_ns, flows=list(flows), started_ns=started,
-                           counters=counters, lat_def=lat_def,
-                           histograms={p: self.read_histogram(p, histogram, counters[p]) for p in rx_ports},
-                           responder=self.read_responder(sorted({*tx_ports, *rx_ports})))
+                           counters=counters, lat_def=lat_def, streams=streams, histograms=histograms,
+                           responder=responder, **self._trial_end(control, model))
 
     #: a trial's wait is stretched, by half waits, while frames still arrive, up to this many times
     DRAIN_STEPS = 128
@@ -927,6 +1070,7 @@ class Device:
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         if not 0 < phase_ns < duration_ns:
             raise ValueError(f"the rate step must fall inside the trial: 0 < {phase_ns} < {duration_ns} ns")
+        control = self.transport.control_stats()
         histogram = histogram or HistogramConfig()
         size = flow.spec.point
         self.check_flows([flow])
@@ -948,6 +1092,7 @@ class Device:
         self.write_many({f"p{flow.rx_port}.ana.stream_group": flow.spec.stream_id >> 4,
                          f"p{flow.rx_port}.ana.lat_def": lat_def})
         self.clear()
+        model = self._dut_counters()
         try:
             started = self.start()
             timeline = self._timeline(started, duration_ns, timeline_points, [flow.tx_port], [flow.rx_port])
@@ -959,14 +1104,14 @@ class Device:
         streams = {}
         for index, sid in enumerate((flow.spec.stream_id, flow.spec.stream_id + 8)):
             stats = got[sid & 15]
-            streams[sid] = {"tx_frames": sent[index][0], "rx_frames": stats["rx_frames"], "lost": stats["lost"],
-                            "next_seq": stats["next_seq"], "period_q32": periods[index]}
+            streams[sid] = {"tx_frames": sent[index][0], **{k: stats[k] for k in sequence.STREAM_FIELDS[1:]},
+                            "period_q32": periods[index]}
+        histograms = {flow.rx_port: self.read_histogram(flow.rx_port, histogram, counters[flow.rx_port])}
+        responder = self.read_responder(sorted({flow.tx_port, flow.rx_port}))
         return TrialResult(frame_size=size, offered_fps=rates_fps[0], period_q32=periods[1], duration_ns=duration_ns,
                            wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
-                           streams=streams, timeline=timeline, drain_steps=drain,
-                           histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
-                                                                          counters[flow.rx_port])},
-                           responder=self.read_responder(sorted({flow.tx_port, flow.rx_port})))
+                           streams=streams, timeline=timeline, drain_steps=drain, histograms=histograms,
+                           responder=responder, **self._trial_end(control, model))
 
     def run_burst_trial(self, flow: Flow, burst_frames: int, wait_ns: int,
                         histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult:
@@ -979,6 +1124,7 @@ class Device:
             raise ValueError(f"lat_def must be 0 (first bit) or 1 (store and forward), not {lat_def!r}")
         if burst_frames < 1:
             raise ValueError(f"a burst needs at least one frame, not {burst_frames}")
+        control = self.transport.control_stats()
         histogram = histogram or HistogramConfig()
         size = flow.spec.point
         line = line_rate_fps(size)
@@ -1002,15 +1148,18 @@ class Device:
         whole, part = divmod(burst_frames, len(cycle))
         wire_bytes = whole * sum(cycle) + sum(cycle[:part]) + burst_frames * WIRE_OVERHEAD
         burst_ns = -(-wire_bytes * 8 * 1_000_000_000 // LINK_BPS)
+        model = self._dut_counters()
         started = self.start()
         self._wait_generators_done([flow.tx_port], started + burst_ns, burst_ns)
         counters, drain = self._settle(wait_ns, [flow.rx_port])
+        streams = self._flow_streams([flow], counters)
+        histograms = {flow.rx_port: self.read_histogram(flow.rx_port, histogram, counters[flow.rx_port])}
+        responder = self.read_responder(sorted({flow.tx_port, flow.rx_port}))
         return TrialResult(frame_size=size, offered_fps=line, drain_steps=drain, period_q32=period,
                            duration_ns=burst_ns,
                            wait_ns=wait_ns, flows=[flow], started_ns=started, counters=counters, lat_def=lat_def,
-                           histograms={flow.rx_port: self.read_histogram(flow.rx_port, histogram,
-                                                                          counters[flow.rx_port])},
-                           responder=self.read_responder(sorted({flow.tx_port, flow.rx_port})))
+                           streams=streams, histograms=histograms, responder=responder,
+                           **self._trial_end(control, model))
 
     # learning (RFC 2544 section 23)
 

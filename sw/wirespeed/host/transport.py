@@ -21,6 +21,12 @@ loopback address binds an ephemeral port.
 Retries: a packet that gets no answer within ``timeout`` is sent again, ``retries`` tries in
 all. A lost *answer* therefore repeats the packet's writes; on a quiet point-to-point link or
 on the loopback interface this does not happen in practice.
+
+Every transport counts its control-path recovery in ``stats`` (:data:`CONTROL_COUNTERS`):
+records sent (``requests``), tries after the first (``retries``), waits that ended without
+an answer (``timeouts``), answers to an earlier try or tag that were skipped
+(``duplicates``), received frames that were not answers (``bad_frames``) and tag
+resynchronisations (``resyncs``, serial only); runs record them per trial and in total.
 """
 
 from __future__ import annotations
@@ -46,13 +52,14 @@ from litex.tools.remote.etherbone import (
 from ..errors import TransportError
 
 __all__ = [
-    "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
+    "CONTROL_COUNTERS", "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
     "MAX_BURST", "Record", "plan_records", "encode_request", "decode_answer", "initial_tag", "next_tag",
 ]
 
 DEFAULT_PORT = 1234
 MAX_BURST = 255  # reads or writes per Etherbone record
 _WORD = 0xFFFFFFFF
+CONTROL_COUNTERS = ("requests", "retries", "timeouts", "duplicates", "bad_frames", "resyncs")
 
 
 class Transport(abc.ABC):
@@ -67,6 +74,12 @@ class Transport(abc.ABC):
 
     def read(self, addrs: Sequence[int]) -> list[int]:
         return self.transact((), addrs)
+
+    def control_stats(self) -> dict[str, int]:
+        """A copy of the control-path counters (:data:`CONTROL_COUNTERS`; 0 where a
+        transport has no such event)."""
+        stats = getattr(self, "stats", None) or {}
+        return {k: int(stats.get(k, 0)) for k in CONTROL_COUNTERS}
 
     def write(self, pairs: Sequence[tuple[int, int]]) -> None:
         self.transact(pairs, ())
@@ -179,6 +192,7 @@ class EtherboneTransport(Transport):
             local_port = 0 if ipaddress.ip_address(self._remote[0]).is_loopback else port
         self._sock = _bind_udp(local_port, self.url)
         self._tag = initial_tag()
+        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
 
     def close(self) -> None:
         self._sock.close()
@@ -194,13 +208,17 @@ class EtherboneTransport(Transport):
     def _exchange(self, record: Record) -> list[int]:
         self._tag = next_tag(self._tag)
         request = encode_request(record, self._tag)
-        for _ in range(self.retries):
+        self.stats["requests"] += 1
+        for attempt in range(self.retries):
+            if attempt:
+                self.stats["retries"] += 1
             self._send(request)
             words = self._await_answer(self._tag)
             if words is not None:
                 if len(words) != len(record.reads):
                     raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
                 return words
+            self.stats["timeouts"] += 1
         raise TransportError(f"no answer from {self.url} after {self.retries} tries")
 
     def _send(self, request: bytes) -> None:
@@ -222,6 +240,7 @@ class EtherboneTransport(Transport):
             answer = decode_answer(datagram)
             if answer is not None and answer[0] == tag:
                 return answer[1]
+            self.stats["duplicates" if answer is not None else "bad_frames"] += 1
         return None
 
 

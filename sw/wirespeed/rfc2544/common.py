@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from .. import sizes as size_points
-from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult
+from ..host.device import Flow, FrameSpec, HistogramConfig, LearningResult, PortAddress, TrialResult, check_distinct
 
 __all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning"]
 
@@ -48,6 +48,17 @@ class PortPairConfig(BaseModel):
     @classmethod
     def _sizes(cls, sizes: list[int | str]) -> list[int | str]:
         return size_points.parse_list(sizes)
+
+    def port_addresses(self) -> dict[int, PortAddress]:
+        """The addresses of the test's two ports: given, else the defaults."""
+        return {p: self.addresses.get(p) or PortAddress.default(p) for p in (self.tx_port, self.rx_port)}
+
+    @model_validator(mode="after")
+    def _distinct(self):
+        if self.tx_port == self.rx_port:
+            raise ValueError(f"tx_port and rx_port must differ, not both {self.tx_port}")
+        check_distinct(self.port_addresses())
+        return self
 
     def flows(self, frame_len: int | str) -> list[Flow]:
         """The test's traffic of ``frame_len`` byte frames (or of a mix, its label):

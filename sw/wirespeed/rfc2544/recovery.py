@@ -37,6 +37,7 @@ from ..errors import WirespeedError
 from .. import sizes as size_points
 from ..ethernet import line_rate_fps
 from ..host.device import TrialResult
+from ..host.sequence import stream_lost, tracked
 from ..units import format_duration
 from .common import PortPairConfig, run_learning
 
@@ -97,8 +98,8 @@ def recovery_of(trial: TrialResult, phase_ns: int, clk_hz: int = 125_000_000) ->
     first_id, second_id = flow.spec.stream_id, flow.spec.stream_id + 8
     over, reduced = trial.streams[first_id], trial.streams[second_id]
     period_ns = reduced["period_q32"] * ns_per_cycle / 2**32
-    lost_over = max(0, over["tx_frames"] - over["rx_frames"])
-    lost_reduced = max(0, reduced["tx_frames"] - reduced["rx_frames"])
+    lost_over, lost_reduced = (stream_lost(s) if tracked(s) else max(0, s["tx_frames"] - s["rx_frames"])
+                               for s in (over, reduced))
     tail = reduced["tx_frames"] - reduced["rx_frames"] - reduced["lost"] > 0
     b = None
     if tail:        # still losing when the trial ended: the last frame sent was lost

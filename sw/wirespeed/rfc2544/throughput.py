@@ -82,10 +82,11 @@ class ThroughputConfig(PortPairConfig):
 
     def passes(self, result: TrialResult) -> bool:
         """The trial's verdict: no loss, or at most ``loss_tolerance_pct`` (and nothing
-        received that was not sent)."""
+        received that was not sent: no duplicate)."""
         if self.loss_tolerance_pct == 0:
             return result.passed
-        return result.tx_frames > 0 and 0 <= result.lost_frames and result.loss_pct <= self.loss_tolerance_pct
+        return (result.tx_frames > 0 and result.unsent_received == 0
+                and result.loss_pct <= self.loss_tolerance_pct)
 
     @computed_field
     @property
@@ -345,7 +346,9 @@ def _one_size(device: TrialRunner, config: ThroughputConfig, size: int | str,
         return result
 
     def forwarded(result: TrialResult) -> float:
-        return result.offered_fps * result.rx_frames / result.tx_frames if result.tx_frames else 0.0
+        # frames that arrived once (duplicates are not forwarding capacity)
+        got = result.tx_frames - result.lost_frames
+        return result.offered_fps * got / result.tx_frames if result.tx_frames else 0.0
 
     def search(duration_ns: int, high: float) -> SearchOutcome[TrialResult]:
         return search_throughput(lambda rate: run(rate, duration_ns), high, config.resolution_fps(size),
