@@ -30,9 +30,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import sizes
+from . import __version__, sizes
 from .ethernet import line_rate_fps
-from .results import RunRecord, atomic_write_text, tables_of
+from .results import FORMAT, RunRecord, atomic_write_text, tables_of
 
 __all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report"]
 
@@ -76,8 +76,10 @@ def load_record(results_dir: Path) -> RunRecord:
         raise ReportError(path, f"malformed JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); "
                                 "expected a wirespeed results.json") from None
     if not isinstance(data, dict) or not str(data.get("format", "")).startswith("wirespeed-results/"):
-        raise ReportError(path, "not a wirespeed results file; expected a JSON object with "
-                                "format 'wirespeed-results/1'")
+        raise ReportError(path, f"not a wirespeed results file; expected a JSON object with format {FORMAT!r}")
+    if data["format"] != FORMAT:
+        raise ReportError(path, f"format {data['format']!r} is not one this wirespeed ({__version__}) reads: "
+                                f"{FORMAT!r}")
     try:
         return RunRecord.model_validate(data)
     except ValidationError as exc:

@@ -20,7 +20,6 @@ import csv
 import io
 import json
 import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -34,11 +33,12 @@ from .rfc2544.back_to_back import BackToBackConfig, BackToBackResult
 from .rfc2544.frame_loss import FrameLossConfig, FrameLossResult
 from .rfc2544.recovery import RecoveryConfig, RecoveryResult, ResetConfig, ResetResult
 from .rfc2544.throughput import ThroughputConfig, ThroughputResult
+from .safeio import WriteError, append_line, atomic_write_text, patch_status
 
 __all__ = ["RunHeader", "RunRecord", "ResultsWriter", "DEFINITIONS", "throughput_csv", "latency_csv",
            "back_to_back_csv", "frame_loss_csv", "atomic_write_text", "FORMAT", "latency_trials_csv",
            "latency_histograms_csv", "trials_csv", "tables_of", "ResumeError", "load_run",
-           "remaining_sizes", "TEST_RESULTS"]
+           "remaining_sizes", "TEST_RESULTS", "WriteError", "TABLE_NAMES"]
 
 FORMAT = "wirespeed-results/1"
 Status = Literal["running", "complete", "interrupted", "failed"]
@@ -66,6 +66,13 @@ DEFINITIONS = {
                  "line rate is 1e9 / 8 / (mean L + 20) frames/s",
     "throughput_Mbps": "L * 8 * frames/s (frame bits only; L the mean size of an IMIX)",
     "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
+    "frames_lost": "frames sent that never arrived intact: from the analyzers' sequence tracking, sent - unique "
+                   "arrivals (in sequence, reordered or late), never negative; duplicated, out-of-order and late "
+                   "frames are counted beside it (RFC 4689 3.3, docs/analyzer.md) and each fails a zero-loss "
+                   "trial. A build without per-stream statistics has only sent - received (at least 0; more "
+                   "received than sent fails the trial)",
+    "control_path": "register transactions with the tester (Etherbone): requests, retries, timeouts and "
+                    "duplicate answers, per trial and for the run (control_path)",
     "latency": LATENCY_DEFINITION,
 }
 B2B_DEFINITIONS = {
@@ -78,8 +85,9 @@ B2B_DEFINITIONS = {
                    "rate, with the RFC 2544 26.1 throughput measured in the same run (not available otherwise)",
 }
 LOSS_DEFINITIONS = {
-    "frame_loss": "RFC 2544 26.3: loss % = (sent - received) * 100 / sent at each offered load, from 100 % of "
-                  "line rate down in steps until two successive trials lose nothing, or at explicit load points",
+    "frame_loss": "RFC 2544 26.3: loss % = frames lost * 100 / sent at each offered load (frames lost: "
+                  "definitions.frames_lost), from 100 % of line rate down in steps until two successive trials "
+                  "lose nothing, or at explicit load points",
 }
 
 
@@ -149,6 +157,12 @@ class RunRecord(RunHeader):
                                           description="each time the run was resumed ('rfc2544 --resume'): when, "
                                                       "the status and error it had, the learning phase it had "
                                                       "before, the trials superseded")
+    control_path: dict[str, int] | None = Field(
+        None, description="the run's register transactions with the tester (every session, resumed ones added): "
+                          "requests, retries, timeouts, duplicate answers, bad frames, resynchronisations")
+    dut_model: dict[str, dict[str, int]] | None = Field(
+        None, description="simulation only: the simulated DUT model's own counters when the run ended (since the "
+                          "simulation started: learning and every trial), per direction 'A->B' of tester ports")
 
 
 # Derived tables ---------------------------------------------------------------------------------------
@@ -215,7 +229,8 @@ BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frame
                         "theoretical_max_fps", "implied_buffer_time_us", "throughput_fps",
                         "corrected_buffer_time_us", "trials"]
 FRAME_LOSS_COLUMNS = ["frame_size_B", "offered_pct_line_rate", "offered_fps", "theoretical_max_fps", "duration_ms",
-                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "measured_rx_fps"]
+                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "frames_duplicated",
+                      "frames_out_of_order", "frames_late", "fcs_errors", "measured_rx_fps"]
 
 
 def _b2b_row(r: BackToBackResult) -> list:
@@ -233,11 +248,17 @@ def back_to_back_csv(results: list[BackToBackResult]) -> str:
     return _csv(BACK_TO_BACK_COLUMNS, [_b2b_row(r) for r in results])
 
 
+def _sequence_cells(trial: TrialResult) -> list:
+    """Duplicated, out-of-order and late frames (empty: the build tracks no sequence numbers)."""
+    return ["" if n is None else n for n in (trial.duplicate_frames, trial.out_of_order_frames, trial.late_frames)]
+
+
 def frame_loss_csv(results: list[FrameLossResult]) -> str:
     """Frame_Loss.csv: one row per frame size and load point, in the order measured."""
     rows = [[r.frame_size, f"{p.offered_pct:.3f}", f"{p.offered_fps:.2f}", f"{r.theoretical_max_fps:.2f}",
              f"{p.trial.duration_ns / 1e6:.3f}", p.trial.tx_frames, p.trial.rx_frames, p.trial.lost_frames,
-             f"{p.loss_pct:.4f}", f"{p.trial.measured_rx_fps:.2f}"] for r in results for p in r.points]
+             f"{p.loss_pct:.4f}", *_sequence_cells(p.trial), p.trial.fcs_errors, f"{p.trial.measured_rx_fps:.2f}"]
+            for r in results for p in r.points]
     return _csv(FRAME_LOSS_COLUMNS, rows)
 
 
@@ -290,8 +311,9 @@ def latency_histograms_csv(results: list[ThroughputResult]) -> str:
 
 
 TRIALS_COLUMNS = ["n", "test", "step", "frame_size_B", "offered_fps", "duration_ms", "frames_sent", "frames_received",
-                  "frames_lost", "loss_pct", "seq_errors", "fcs_errors", "measured_rx_fps", "lat_min_ns", "lat_avg_ns",
-                  "lat_max_ns", "passed"]
+                  "frames_lost", "loss_pct", "frames_duplicated", "frames_out_of_order", "frames_late", "seq_errors",
+                  "fcs_errors", "measured_rx_fps", "lat_min_ns", "lat_avg_ns", "lat_max_ns", "passed", "failure",
+                  "control_retries", "control_timeouts", "control_duplicates"]
 
 
 def trials_csv(trials: list[TrialResult], tags: list[dict[str, Any]]) -> str:
@@ -304,11 +326,15 @@ def trials_csv(trials: list[TrialResult], tags: list[dict[str, Any]]) -> str:
         if tag.get("superseded"):
             step = f"{step} (superseded)" if step else "superseded"
         lat = trial.latency
+        control = trial.control or {}
         rows.append([n, tag.get("test", "throughput"), step, trial.frame_size, f"{trial.offered_fps:.2f}",
                      f"{trial.duration_ns / 1e6:.3f}", trial.tx_frames, trial.rx_frames, trial.lost_frames,
-                     f"{trial.loss_pct:.4f}", trial.seq_errors, trial.fcs_errors, f"{trial.measured_rx_fps:.2f}",
+                     f"{trial.loss_pct:.4f}", *_sequence_cells(trial), trial.seq_errors, trial.fcs_errors,
+                     f"{trial.measured_rx_fps:.2f}",
                      lat.min_ns if lat else "", f"{lat.avg_ns:.1f}" if lat else "", lat.max_ns if lat else "",
-                     "yes" if trial.passed else "no"])
+                     "yes" if trial.passed else "no", trial.failure or "",
+                     *(control.get(k, "") if trial.control is not None else "" for k in
+                       ("retries", "timeouts", "duplicates"))])
     return _csv(TRIALS_COLUMNS, rows)
 
 
@@ -349,6 +375,11 @@ def reset_csv(result: ResetResult | None) -> str:
     return _csv(RESET_COLUMNS, rows)
 
 
+#: every table a run may write (tables_of gives those of one run)
+TABLE_NAMES = ("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv", "Back_to_Back.csv",
+               "Frame_Loss.csv", "System_Recovery.csv", "Reset.csv", "Trials.csv")
+
+
 def tables_of(record: RunRecord) -> dict[str, tuple[list[str], str]]:
     """Every CSV table of a run, derived from its record alone: name -> (columns, text)."""
     tables = {}
@@ -373,22 +404,11 @@ def tables_of(record: RunRecord) -> dict[str, tuple[list[str], str]]:
 # Writing ------------------------------------------------------------------------------------------------
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a reader sees the old or the new file, whole."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class ResultsWriter:
-    """Writes a run into ``out_dir`` as it is measured (see the module doc)."""
+    """Writes a run into ``out_dir`` as it is measured (see the module doc). A file that cannot
+    be written raises :class:`~wirespeed.safeio.WriteError` (one line with its path); what
+    was written before stays whole (:mod:`wirespeed.safeio`). Raises OSError when the folder
+    or trials.jsonl cannot be created."""
 
     def __init__(self, out_dir: Path, header: RunHeader):
         self.out_dir = Path(out_dir)
@@ -402,7 +422,7 @@ class ResultsWriter:
             self.record.definitions |= RECOVERY_DEFINITIONS
         if header.reset_parameters is not None:
             self.record.definitions |= RESET_DEFINITIONS
-        self._trials = open(self.out_dir / "trials.jsonl", "w", encoding="utf-8")
+        self._trials = _open_log(self.out_dir / "trials.jsonl", truncate=True)
         self._rewrite()
 
     @classmethod
@@ -436,7 +456,7 @@ class ResultsWriter:
                                "learning": record.learning, "superseded_trials": superseded})
         record.notes.append(note)
         record.status, record.error = "running", None
-        self._trials = open(path, "a", encoding="utf-8")
+        self._trials = _open_log(path, truncate=False)
         self._rewrite()
         return self
 
@@ -453,9 +473,7 @@ class ResultsWriter:
         test, the burst, the load point) go on its line before the trial's own fields."""
         self.record.trials.append(result)
         self.record.trial_tags.append(extra)
-        self._trials.write(_trial_line(len(self.record.trials), result, extra))
-        self._trials.flush()
-        os.fsync(self._trials.fileno())
+        append_line(self._trials, self.out_dir / "trials.jsonl", _trial_line(len(self.record.trials), result, extra))
 
     def record_learning(self, learning: dict[str, Any]) -> None:
         """Record the learning phase (before the first trial) and rewrite results.json."""
@@ -487,17 +505,38 @@ class ResultsWriter:
         self.record.reset = result
         self._rewrite()
 
-    def finish(self, status: Status, error: str | None = None) -> None:
-        """Mark the run ``status`` (complete, interrupted, failed) and write everything."""
+    def finish(self, status: Status, error: str | None = None) -> str:
+        """Mark the run ``status`` (complete, interrupted, failed) and write everything; on a
+        write failure, :class:`~wirespeed.safeio.WriteError` for ``complete``, else (the run
+        is ending on an error already) the status alone in place if it fits. Returns the
+        status results.json holds."""
         self.record.status, self.record.error = status, error
-        self._rewrite()
-        self._trials.close()
+        try:
+            self._rewrite()
+            return status
+        except WriteError:
+            if status == "complete":
+                raise
+            return status if patch_status(self.out_dir / "results.json", status) else "running"
+        finally:
+            if self._trials is not None:
+                os.close(self._trials)
+                self._trials = None
 
     def _rewrite(self) -> None:
         self.record.updated_utc = _utc_now()
-        atomic_write_text(self.out_dir / "results.json", self.record.model_dump_json(indent=2) + "\n")
-        for name, (_, text) in tables_of(self.record).items():
-            atomic_write_text(self.out_dir / name, text)
+        files = {"results.json": self.record.model_dump_json(indent=2) + "\n"}
+        files |= {name: text for name, (_, text) in tables_of(self.record).items()}
+        for name, text in files.items():
+            try:
+                atomic_write_text(self.out_dir / name, text)
+            except OSError as exc:
+                raise WriteError(self.out_dir / name, exc) from None
+
+
+def _open_log(path: Path, truncate: bool) -> int:
+    """trials.jsonl for appending (a file descriptor: :func:`~wirespeed.safeio.append_line`)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0), 0o666)
 
 
 # Resuming a run ------------------------------------------------------------------------------------------

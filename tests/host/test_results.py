@@ -9,7 +9,7 @@ from fakes import make_trial
 from wirespeed import __version__
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import GatewareId
-from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
+from wirespeed.results import ResultsWriter, RunHeader, WriteError, atomic_write_text
 from wirespeed.rfc2544.throughput import SearchOutcome, ThroughputConfig, ThroughputResult
 
 LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "stddev_ns", "jitter_ns",
@@ -133,8 +133,8 @@ def test_rewrite_is_atomic(writer, monkeypatch):
     def fail(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("wirespeed.results.os.replace", fail)
-    with pytest.raises(OSError):
+    monkeypatch.setattr("wirespeed.safeio.os.replace", fail)
+    with pytest.raises(WriteError, match=r"cannot write .*results\.json: disk full"):
         writer.record_size(size_result(64, 400_000.0, [make_trial(64, 400_000.0, 4000, 4000)]))
     assert (writer.out_dir / "results.json").read_text() == before
     assert not [p for p in writer.out_dir.iterdir() if p.name.endswith(".tmp")]
