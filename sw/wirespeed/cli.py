@@ -9,6 +9,8 @@ every case.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -30,10 +32,14 @@ from . import sizes as size_points
 from .errors import WirespeedError
 from .ethernet import MAX_FRAME, MIN_FRAME
 from .calibration import RFC_SIZES, Calibration, CalibrationError, load_calibration, run_calibration
-from .host.device import Device, LearningResult, PortAddress, TrialResult
+from .host.device import Device, LearningResult, PortAddress, TrialResult, check_distinct
 from .host.transport import EtherboneTransport, Transport, open_target, parse_udp_url
 from .latency import DEFINITION_NAMES
-from .results import ResultsWriter, ResumeError, RunHeader, RunRecord, atomic_write_text, load_run, remaining_sizes
+from .locks import Holder, LockBusy, results_lock, tester_lock
+from .outdir import OutDirError, claim
+from .progress import build_progress
+from .trial_lines import control_summary, trial_extras, verdict
+from .results import ResultsWriter, ResumeError, RunHeader, RunRecord, WriteError, atomic_write_text, load_run, remaining_sizes
 from .rfc2544.back_to_back import BackToBackConfig, BackToBackObserver, BackToBackResult, run_back_to_back
 from .rfc2544.common import run_learning
 from .rfc2544.common import RFC_TRIAL_NS
@@ -205,8 +211,18 @@ def _parse_address(text: str) -> tuple[int, PortAddress]:
             warnings.simplefilter("ignore")
             return port, PortAddress(**values)
     except ValueError as exc:
-        err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": ("address",), "msg": str(exc)}
-        raise typer.BadParameter(f"{err['loc'][0]}: {err['msg']}; {allowed}") from None
+        err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
+        msg = err["msg"].removeprefix("Value error, ")
+        raise typer.BadParameter(f"{err['loc'][0]}: {msg}; {allowed}" if err["loc"] else f"{msg}; {allowed}") from None
+
+
+def _parse_uart_faults(text: str) -> str:
+    from wirespeed.sim.launcher import parse_fault_rates
+
+    try:
+        return parse_fault_rates(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _parse_target(text: str) -> str:
@@ -273,18 +289,21 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | None, management: 
     from wirespeed.sim.dut import profile_description
     description = spec.describe() | profile_description(dut)
     if management == "etherbone":
-        with err_console.status("starting the simulation (its first start builds it with Verilator)"):
-            sim = stack.enter_context(_Simulation(SimProcess(spec)))
+        what = "starting the simulation (its first start builds it with Verilator)"
+        with err_console.status(what) as status:
+            sim = stack.enter_context(_Simulation(SimProcess(spec, progress=build_progress(err_console, status, what))))
         return stack.enter_context(EtherboneTransport(sim.host, sim.port)), description, None
     try:
         faults = UartFaults.both(uart_faults) if uart_faults else None
     except ValueError as exc:
         raise InputError("--uart-faults", str(exc)) from None
-    try:
-        process = SimProcess(spec, management="uart", faults=faults)
-    except ValueError as exc:
-        raise InputError("--management", str(exc)) from None
-    with err_console.status("starting the simulation reached over its UART (its first start builds it)"):
+    what = "starting the simulation reached over its UART (its first start builds it)"
+    with err_console.status(what) as status:
+        try:
+            process = SimProcess(spec, management="uart", faults=faults,
+                                 progress=build_progress(err_console, status, what))
+        except ValueError as exc:
+            raise InputError("--management", str(exc)) from None
         sim = stack.enter_context(_Simulation(process))
     from .host.serial_transport import SerialTransport
     # a 255-word burst takes about 0.9 s through the simulated line: a longer timeout than a board's
@@ -305,9 +324,8 @@ def _sim_dut_spec(dut: str | None):
         raise InputError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
     if dut.startswith(_RTL_PREFIX):                   # --dut-rtl, see _rtl_dut()
         from wirespeed.sim.dut_rtl import RtlDutSpec
-        top, _, path = dut[len(_RTL_PREFIX):].partition(":")
         try:
-            return RtlDutSpec(path=Path(path), top=top or None)
+            return RtlDutSpec(**json.loads(dut[len(_RTL_PREFIX):]))
         except ValueError as exc:
             msg = exc.errors()[0]["msg"].removeprefix("Value error, ") if hasattr(exc, "errors") else str(exc)
             field, _, message = msg.partition(": ")
@@ -321,17 +339,26 @@ def _sim_dut_spec(dut: str | None):
 _RTL_PREFIX = "\0rtl:"
 
 
-def _rtl_dut(dut: str | None, dut_rtl: Path | None, dut_rtl_top: str | None, target: str) -> str | None:
-    """``--dut-rtl FILE [--dut-rtl-top NAME]`` as the internal ``dut`` text of a session."""
-    if dut_rtl is None:
-        if dut_rtl_top is not None:
-            raise InputError("--dut-rtl-top", "needs --dut-rtl FILE")
+def _rtl_dut(dut: str | None, dut_rtl: Sequence[Path], dut_rtl_top: str | None, target: str,
+             include: Sequence[Path] = (), filelists: Sequence[Path] = ()) -> str | None:
+    """``--dut-rtl FILE... [--dut-rtl-include DIR...] [--dut-rtl-filelist FILE...]
+    [--dut-rtl-top NAME]`` as the internal ``dut`` text of a session."""
+    if not dut_rtl and not filelists:
+        for flag, given in (("--dut-rtl-top", dut_rtl_top is not None), ("--dut-rtl-include", bool(include))):
+            if given:
+                raise InputError(flag, "needs --dut-rtl FILE (or --dut-rtl-filelist FILE)")
         return dut
+    flag = "--dut-rtl" if dut_rtl else "--dut-rtl-filelist"
     if dut is not None:
-        raise InputError("--dut-rtl", "give --dut or --dut-rtl, not both")
+        raise InputError(flag, "give --dut or --dut-rtl, not both")
     if target != "sim":
-        raise InputError("--dut-rtl", "needs --target sim (the module is simulated with the tester)")
-    return f"{_RTL_PREFIX}{dut_rtl_top or ''}:{dut_rtl}"
+        raise InputError(flag, "needs --target sim (the module is simulated with the tester)")
+    return _rtl_text({"sources": [str(p) for p in dut_rtl], "include_dirs": [str(p) for p in include],
+                      "file_lists": [str(p) for p in filelists], "top": dut_rtl_top, "cwd": str(Path.cwd())})
+
+
+def _rtl_text(fields: dict[str, Any]) -> str:
+    return _RTL_PREFIX + json.dumps(fields)
 
 
 class _Simulation:
@@ -363,6 +390,15 @@ class _Simulation:
 _OPTIONAL_BLOCKS = {"stream_stats": "per-stream receive statistics", "responder": "the ARP/ND responder"}
 
 
+def _dut_probe(session: Session):
+    """The simulated DUT model's counters (sim/control.py), for trials to record; None on a
+    board or for an RTL DUT (the harness's models then see idle wires)."""
+    if session.target != "sim" or session.dut.get("model") == "rtl":
+        return None
+    from .sim.control import DutControl
+    return DutControl(session.control or session.transport).counts
+
+
 def _open_device(session: Session, requires: Sequence[tuple[str, str, str]] = ()) -> Device:
     """The tester of ``session``, addressed with the register map of the configuration its
     gateware reports (``id.config``: the simulation's full tester, or a board's smaller build).
@@ -384,7 +420,9 @@ def _open_device(session: Session, requires: Sequence[tuple[str, str, str]] = ()
             raise InputError(field, f"{session.transport.url}: its gateware (id.config {word:#010x}) was built "
                                     f"without {_OPTIONAL_BLOCKS[block]}, which {why} (docs/performance.md, "
                                     "build configurations)")
-    return Device(session.transport, build_register_map(config))
+    device = Device(session.transport, build_register_map(config))
+    device.dut_probe = _dut_probe(session)
+    return device
 
 
 def _rfc2544_requires(tests: Sequence[str], learning: bool) -> list[tuple[str, str, str]]:
@@ -414,10 +452,46 @@ def _check_directions(device: Device, config) -> None:
             raise InputError(field, str(exc)) from None
 
 
+@functools.lru_cache(maxsize=1)
 def _register_map():
     from wirespeed.gateware.top import build_register_map
 
     return build_register_map()
+
+
+# Locks ---------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _claimed(target: str, out: Path | None = None, *, force: bool = False, resume: bool = False,
+             out_field: str = "--out") -> Iterator[list[str]]:
+    """Hold the board at ``target`` (not ``sim``: its runs each have their own simulation)
+    and the results folder ``out`` for the run (wirespeed.locks, wirespeed.outdir): a folder
+    holding a run is refused unless ``force`` moves it aside; ``resume`` takes the folder as it
+    is. Yields notes to show (a run moved aside, a stale lock taken over)."""
+    holder = Holder.current(results=out)
+    notes: list[str] = []
+    with contextlib.ExitStack() as stack:
+        lock = tester_lock(target)
+        try:
+            if lock is not None:
+                stack.enter_context(lock.acquire(holder))
+                if lock.stale is not None:
+                    notes.append(f"{target}: took over the lock of {lock.stale.describe()}, which had ended")
+        except LockBusy as exc:
+            raise InputError("--target", str(exc)) from None
+        except OSError as exc:
+            raise InputError("--target", f"cannot lock the tester ({lock.path}): {exc.strerror or exc}") from None
+        try:
+            if out is not None and resume:
+                stack.enter_context(results_lock(out).acquire(holder))
+            elif out is not None:
+                stack.enter_context(claim(out, holder, force=force, notes=notes))
+        except (LockBusy, OutDirError) as exc:
+            raise InputError(out_field, str(exc)) from None
+        except OSError as exc:
+            raise InputError(out_field, f"cannot lock {out}: {exc.strerror or exc}") from None
+        yield notes
 
 
 # Progress ------------------------------------------------------------------------------------------------
@@ -426,11 +500,26 @@ def _register_map():
 class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, RecoveryObserver):
     """Writes results as they come and shows progress on stderr."""
 
-    def __init__(self, writer: ResultsWriter, progress: Progress, n_sizes: int):
+    def __init__(self, writer: ResultsWriter, progress: Progress, n_sizes: int, transport: Transport | None = None):
         self.writer, self.progress = writer, progress
         self.task = progress.add_task("starting", total=n_sizes)
         self.line_rate = 1.0
         self.b2b_reps = 1
+        self.transport = transport
+        base = writer.record.control_path or {}          # a resumed run adds its sessions
+        self._control_base = dict(base)
+        self._control_start = transport.control_stats() if transport is not None else {}
+
+    def control_total(self) -> dict[str, int] | None:
+        """The run's control-path counters: earlier sessions' and this one's."""
+        if self.transport is None:
+            return self.writer.record.control_path
+        now = self.transport.control_stats()
+        return {k: self._control_base.get(k, 0) + now[k] - self._control_start.get(k, 0) for k in now}
+
+    def _recorded(self, result: TrialResult, **tag) -> None:
+        self.writer.record.control_path = self.control_total()
+        self.writer.record_trial(result, **tag)
 
     # RFC 2544 26.4 back-to-back
 
@@ -442,13 +531,10 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
                                                     f"{self.b2b_reps}, trial {step}, burst {burst:,} frames")
 
     def b2b_trial_done(self, repetition: int, step: int, burst: int, result: TrialResult) -> None:
-        self.writer.record_trial(result, test="back-to-back", repetition=repetition, burst_frames=burst)
-        errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
-            result.seq_errors or result.fcs_errors) else ""
-        verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
+        self._recorded(result, test="back-to-back", repetition=repetition, burst_frames=burst)
         self.progress.console.print(
             f"{size_points.text(result.frame_size):>7}  b2b rep {repetition:>2} trial {step:>2}  burst {burst:>9,}  "
-            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{errors}  {verdict}",
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}",
             highlight=False, soft_wrap=True)
 
     def b2b_size_done(self, result: BackToBackResult) -> None:
@@ -465,11 +551,11 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
                                                     f"{rate_fps:,.0f} fps ({pct:g} %)")
 
     def loss_trial_done(self, step: int, pct: float, result: TrialResult) -> None:
-        self.writer.record_trial(result, test="frame-loss", offered_pct=pct)
+        self._recorded(result, test="frame-loss", offered_pct=pct)
         self.progress.console.print(
             f"{size_points.text(result.frame_size):>7}  loss trial {step:>2}  {pct:7.3f} %  {result.offered_fps:>13,.1f} fps  "
-            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  loss {result.loss_pct:8.4f} %",
-            highlight=False, soft_wrap=True)
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  loss {result.loss_pct:8.4f} %"
+            f"{trial_extras(result)}", highlight=False, soft_wrap=True)
 
     def loss_size_done(self, result: FrameLossResult) -> None:
         self.writer.record_frame_loss(result)
@@ -482,7 +568,7 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
                                                     f"at {overload_fps:,.0f} fps then half")
 
     def recovery_trial_done(self, repetition: int, result: RecoveryTrial) -> None:
-        self.writer.record_trial(result.trial, test="system-recovery", repetition=repetition)
+        self._recorded(result.trial, test="system-recovery", repetition=repetition)
         self.progress.console.print(
             f"{size_points.text(result.trial.frame_size):>7}  recovery rep {repetition:>2}  lost {result.lost_overload:,} + "
             f"{result.lost_reduced:,}  recovery {result.recovery_ns / 1e3:,.3f} µs"
@@ -497,7 +583,7 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
                                                     f"{rate_fps:,.0f} fps")
 
     def reset_trial_done(self, repetition: int, result: ResetTrial) -> None:
-        self.writer.record_trial(result.trial, test="reset", repetition=repetition)
+        self._recorded(result.trial, test="reset", repetition=repetition)
         gap = "-" if result.reset_ns is None else f"{result.reset_ns / 1e3:,.3f}"
         self.progress.console.print(
             f"{size_points.text(result.trial.frame_size):>7}  reset rep {repetition:>2}  reset time {gap} µs (timestamps), "
@@ -528,27 +614,24 @@ class _Reporter(ThroughputObserver, BackToBackObserver, FrameLossObserver, Recov
                                                     f"({100 * rate_fps / self.line_rate:.2f} %)")
 
     def trial_done(self, step: int, result: TrialResult) -> None:
-        self.writer.record_trial(result, **({"test": "throughput"} if self.writer.record.tests != ["throughput"]
-                                            else {}))
-        errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
-            result.seq_errors or result.fcs_errors) else ""
-        verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
+        self._recorded(result, **({"test": "throughput"} if self.writer.record.tests != ["throughput"] else {}))
         self.progress.console.print(
             f"{size_points.text(result.frame_size):>7}  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
             f"{100 * result.offered_fps / self.line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
-            f"lost {result.lost_frames:>8,}{errors}  {verdict}", highlight=False, soft_wrap=True)
+            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}", highlight=False,
+            soft_wrap=True)
 
     def latency_trial_started(self, frame_size: int | str, repeat: int, repeats: int, rate_fps: float) -> None:
         self.progress.update(self.task, description=f"latency {size_points.text(frame_size)}: trial {repeat}/{repeats} at "
                                                     f"{rate_fps:,.0f} fps")
 
     def latency_trial_done(self, repeat: int, result: TrialResult) -> None:
-        self.writer.record_trial(result, test="latency", repeat=repeat)
+        self._recorded(result, test="latency", repeat=repeat)
         lat = result.latency
         figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
         self.progress.console.print(
             f"{size_points.text(result.frame_size):>7}  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
-            f"lost {result.lost_frames:>8,}  {figures} (raw)", highlight=False, soft_wrap=True)
+            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {figures} (raw)", highlight=False, soft_wrap=True)
 
     def size_done(self, result: ThroughputResult) -> None:
         self.writer.record_size(result)
@@ -583,12 +666,16 @@ def _b2b_table(results: list[BackToBackResult]) -> Table:
 
 def _loss_table(results: list[FrameLossResult]) -> Table:
     table = Table(title="RFC 2544 26.3 frame loss rate")
-    for column in ("frame size B", "load %", "offered fps", "sent", "received", "loss %"):
+    for column in ("frame size B", "load %", "offered fps", "sent", "received", "lost", "loss %", "duplicated",
+                   "out of order", "late", "FCS errors"):
         table.add_column(column, justify="right")
     for r in results:
         for p in r.points:
-            table.add_row(str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}",
-                          f"{p.trial.tx_frames:,}", f"{p.trial.rx_frames:,}", f"{p.loss_pct:.4f}")
+            t = p.trial
+            table.add_row(str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}", f"{t.tx_frames:,}",
+                          f"{t.rx_frames:,}", f"{t.lost_frames:,}", f"{p.loss_pct:.4f}",
+                          *("-" if n is None else f"{n:,}" for n in (t.duplicate_frames, t.out_of_order_frames,
+                                                                     t.late_frames)), f"{t.fcs_errors:,}")
     return table
 
 
@@ -761,30 +848,39 @@ def rfc2544(
         help="IPv4 flows per direction, e.g. 100x20: 100 source addresses each sending to 20 destination "
              "addresses (counting up from the ports' addresses).")] = "1x1",
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
-    dut_rtl: Annotated[Path | None, typer.Option(
-        metavar="FILE", help="Your own Verilog module as the DUT, simulated with the tester (interface in "
-                             "docs/dut-rtl.md); instead of --dut.")] = None,
+    dut_rtl: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="Your own Verilog design as the DUT, simulated with the tester (interface in "
+                             "docs/dut-rtl.md); instead of --dut. Repeatable: every source file.")] = None,
+    dut_rtl_include: Annotated[list[Path] | None, typer.Option(
+        metavar="DIR", help="A folder of --dut-rtl's `include files (repeatable; each source's own folder is "
+                            "searched after these).")] = None,
+    dut_rtl_filelist: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="A Verilator file list (-f) of the design: files, +incdir+/-I, +define+ "
+                             "(repeatable; with or instead of --dut-rtl).")] = None,
     dut_rtl_top: Annotated[str | None, typer.Option(
-        metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
+        metavar="NAME", help="The module of the design to use (default: the last one declared).")] = None,
     management: Annotated[Any, typer.Option(
         parser=_parse_management, metavar="etherbone|uart",
         help="sim only: how the host reaches the simulated tester: etherbone, the harness's server on its "
              "register bus (fast); uart, the boards' management path (Etherbone over the gateware UART "
              "bridge, docs/management.md).")] = "etherbone",
-    uart_faults: Annotated[str | None, typer.Option(
-        metavar="RATES", help="with --management uart: faults on the simulated serial line, per frame in both "
+    uart_faults: Annotated[Any, typer.Option(
+        parser=_parse_uart_faults, metavar="RATES", help="with --management uart: faults on the simulated serial line, per frame in both "
                               "directions, parts per million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")
                            ] = None,
     resume: Annotated[Path | None, typer.Option(
         metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
                             "parameters (only --json, and --target for a board at a new address, may be given): "
                             "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="--out may hold an earlier run: it is moved aside, whole, to OUT.replaced-<time> (never "
+                        "deleted) and this run starts in an empty OUT.")] = False,
 ) -> None:
     """RFC 2544 benchmarks (sections 26.1 throughput, 26.3 frame loss rate, 26.4 back-to-back with
     RFC 9004's buffer time) against a simulated or real DUT."""
     if resume is not None:
         return _resume_run(ctx, resume, target, json_out)
-    dut = _rtl_dut(dut, dut_rtl, dut_rtl_top, target)
+    dut = _rtl_dut(dut, dut_rtl or [], dut_rtl_top, target, dut_rtl_include or [], dut_rtl_filelist or [])
     if management != "etherbone" and target != "sim":
         raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
     if uart_faults is not None and management != "uart":
@@ -799,7 +895,14 @@ def rfc2544(
             port, value = _parse_address(text)
         except typer.BadParameter as exc:
             raise InputError("--address", exc.message) from None
+        if port in addresses:
+            raise InputError("--address", f"port {port} is given twice; give each port once (any of mac=, ipv4=, "
+                                          "ipv6= in one --address)")
         addresses[port] = value
+    try:
+        check_distinct({p: addresses.get(p) or PortAddress.default(p) for p in (0, 1)})
+    except ValueError as exc:
+        raise InputError("--address", str(exc)) from None
     config = ThroughputConfig(
         frame_sizes=sizes, resolution_pct=resolution, max_trials=max_trials, search=search,
         bidirectional=bidirectional, sources=flows[0], destinations=flows[1],
@@ -856,6 +959,16 @@ def rfc2544(
             raise InputError(*str(exc).split(": ", 1)) from None
     if target == "sim":
         _sim_dut_spec(dut)          # a bad --dut is refused before any simulation starts
+    with _claimed(target, out, force=force) as claim_notes:
+        _rfc2544_run(ctx, tests, target, dut, out, json_out, config, calibration, cal_file, learning, learning_notes,
+                     b2b_config, loss_config, recovery_config, reset_config, reset_hook, management, uart_faults,
+                     claim_notes)
+
+
+def _rfc2544_run(ctx, tests, target, dut, out, json_out, config, calibration, cal_file, learning, learning_notes,
+                 b2b_config, loss_config, recovery_config, reset_config, reset_hook, management, uart_faults,
+                 claim_notes) -> None:
+    """The measured part of ``rfc2544`` (its results folder and tester held)."""
     try:
         cal_info = None
         if calibration == "auto" and target == "sim" and "throughput" in tests:   # latency: 26.1/26.2 only
@@ -881,8 +994,10 @@ def rfc2544(
             notes = config.notes() if "throughput" in tests else list(learning_notes)
             notes += config.traffic_notes()
             if not all(device.counts_sequence_errors(f.rx_port) for f in config.flows(config.frame_sizes[0])):
-                notes.append("sequence errors not counted: the tester's gateware has no per-stream receive "
-                             "statistics (a board build); frame loss is frames sent - frames received")
+                notes.append("sequence numbers not tracked: the tester's gateware has no per-stream receive "
+                             "statistics (a board build); frames lost is frames sent - frames received (at least "
+                             "0), duplicates, reordered and late frames are not counted, and a trial that receives "
+                             "more frames than it sent fails")
             for extra in (loss_config, b2b_config):
                 if extra is not None:
                     notes += extra.notes()
@@ -899,7 +1014,7 @@ def rfc2544(
                 notes.append("latency not calibrated: figures include the tester pipeline delay (run "
                              "'wirespeed calibrate' on a loopback cable and pass --calibration FILE)")
             header = RunHeader(test="rfc2544-" + "+".join(tests), target=session.target, gateware=ident,
-                               dut=session.dut, parameters=config, notes=notes,
+                               dut=session.dut, parameters=config, notes=notes + claim_notes,
                                latency_calibrated=cal_file is not None, calibration=cal_info, tests=tests,
                                back_to_back_parameters=b2b_config, frame_loss_parameters=loss_config,
                                recovery_parameters=recovery_config, reset_parameters=reset_config,
@@ -933,6 +1048,17 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
             flag = max(param.opts, key=len) if param.opts else param.name
             raise InputError("--resume", f"a resumed run keeps its recorded parameters: only --json and --target "
                                          f"(a board at a new address) may be given with it, not {flag}")
+    if not run_dir.is_dir():        # load_run says why; the lock would create the folder
+        _resume_held(ctx, run_dir, target, json_out)
+        return
+    with _claimed("sim", run_dir, resume=True, out_field="--resume"):      # the folder only
+        _resume_held(ctx, run_dir, target, json_out)
+
+
+def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) -> None:
+    """``_resume_run`` with the results folder held."""
+    from typer._click.core import ParameterSource
+
     try:
         record = load_run(run_dir)
     except ResumeError as exc:
@@ -972,7 +1098,9 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
             _measure(None, _resume_writer(run_dir, record, note), record.parameters, json_out, cal_file,
                      resumed={"tests": []})
         else:
-            with open_session(target, dut) as session:
+            with _claimed(target) as notes, open_session(target, dut) as session:
+                for line in notes:
+                    err_console.print(f"wirespeed: note: {line}", highlight=False, soft_wrap=True)
                 device = _open_device(session, _rfc2544_requires(list(todo), first.learning is not None))
                 try:
                     ident = device.connect()
@@ -1016,7 +1144,11 @@ def _recorded_dut(record: RunRecord) -> str:
 
     recorded = record.dut
     if recorded.get("model") == "rtl":
-        dut = f"{_RTL_PREFIX}{recorded.get('top') or ''}:{recorded.get('path')}"
+        dut = _rtl_text({"sources": recorded.get("sources") or [recorded.get("path")],
+                         "include_dirs": recorded.get("include_dirs", []), "file_lists": recorded.get("file_lists", []),
+                         "top": recorded.get("top"), "cwd": recorded.get("cwd")})
+        if "files" not in recorded:     # a run from before multi-file designs: one file, its own bytes
+            return _recorded_single_file_dut(recorded, dut)
     else:
         dut = (recorded.get("profile") or {}).get("given") or recorded.get("spec")
     if not dut:
@@ -1031,11 +1163,28 @@ def _recorded_dut(record: RunRecord) -> str:
     return dut
 
 
+def _recorded_single_file_dut(recorded: dict[str, Any], dut: str) -> str:
+    import hashlib
+
+    path = Path(str(recorded.get("path")))
+    try:
+        same = hashlib.sha256(path.read_bytes()).hexdigest() == recorded.get("sha256")
+    except OSError:
+        same = False
+    if not same:
+        raise InputError("--resume", f"the run's --dut-rtl file {path} is missing or changed since the run")
+    _sim_dut_spec(dut)
+    return dut
+
+
 def _resume_writer(run_dir: Path, record: RunRecord, note: str) -> ResultsWriter:
     try:
         return ResultsWriter.resume(run_dir, record, note)
+    except WriteError as exc:
+        raise InputError("--resume", str(exc), exit_code=1) from None
     except OSError as exc:
-        raise InputError("--resume", f"cannot write results to {run_dir}: {exc.strerror or exc}") from None
+        raise InputError("--resume", f"cannot write results to {run_dir}: {exc.strerror or exc}",
+                         exit_code=1) from None
 
 
 def _auto_calibration(sizes: list[int]) -> Calibration:
@@ -1106,7 +1255,9 @@ def calibrate(
     duration = defaults["trial"] if trial_duration is None else trial_duration
     wait_ns = defaults["wait"] if wait is None else wait
     try:
-        with open_session(target, dut) as session:
+        with _claimed(target) as notes, open_session(target, dut) as session:
+            for line in notes:
+                err_console.print(f"wirespeed: note: {line}", highlight=False, soft_wrap=True)
             device = _open_device(session)
             try:
                 ident = device.connect()
@@ -1185,8 +1336,10 @@ def _sim_reset(session: Session):
 def _writer(out: Path, header: RunHeader) -> ResultsWriter:
     try:
         return ResultsWriter(out, header)
+    except WriteError as exc:
+        raise InputError("--out", str(exc), exit_code=1) from None
     except OSError as exc:
-        raise InputError("--out", f"cannot write results to {out}: {exc.strerror or exc}") from None
+        raise InputError("--out", f"cannot write results to {out}: {exc.strerror or exc}", exit_code=1) from None
 
 
 def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, json_out: bool,
@@ -1204,12 +1357,14 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
                TimeElapsedColumn())
     tests = writer.record.tests
     run_tests = tests if resumed is None else resumed.get("tests", [])
+    reporter = None
     try:
         with Progress(*columns, console=err_console, transient=True) as progress:
             reporter = _Reporter(writer, progress, sum(len(c.frame_sizes) for t, c in (
                 ("throughput", config), ("frame-loss", loss_config), ("back-to-back", b2b_config),
                 ("system-recovery", recovery_config)) if t in run_tests and c is not None)
-                + (1 if reset_config is not None and "reset" in run_tests else 0))
+                + (1 if reset_config is not None and "reset" in run_tests else 0),
+                transport=device.transport if device is not None else None)
             if resumed is not None and resumed.get("learning") is not None and run_tests:
                 reporter.learning_done(run_learning(device, resumed["learning"]))   # before the first new trial
             if "throughput" in run_tests:
@@ -1226,12 +1381,26 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
             if reset_config is not None and "reset" in run_tests:
                 run_reset(device, reset_config, reset_action, found, reporter)
     except KeyboardInterrupt:
+        _end_record(writer, device, reporter)
         writer.finish("interrupted")
         raise
+    except WriteError as exc:
+        _end_record(writer, device, reporter)
+        kept = writer.finish("failed", str(exc))
+        raise InputError("--out", f"{exc}; results so far are in {writer.out_dir}/ "
+                                  f"({_status_words(kept)})", exit_code=1) from None
     except WirespeedError as exc:
-        writer.finish("failed", str(exc))
-        raise InputError("run", f"{exc} (results so far are in {writer.out_dir}/)", exit_code=1) from None
-    writer.finish("complete")
+        _end_record(writer, device, reporter)
+        kept = writer.finish("failed", str(exc))
+        raise InputError("run", f"{exc} (results so far are in {writer.out_dir}/"
+                                f"{'' if kept == 'failed' else ', ' + _status_words(kept)})", exit_code=1) from None
+    _end_record(writer, device, reporter)
+    try:
+        writer.finish("complete")
+    except WriteError as exc:
+        kept = writer.finish("failed", str(exc))
+        raise InputError("--out", f"{exc}; every trial was measured and is in {writer.out_dir}/trials.jsonl "
+                                  f"({_status_words(kept)})", exit_code=1) from None
     if json_out:
         typer.echo((writer.out_dir / "results.json").read_text(), nl=False)
         return
@@ -1248,7 +1417,26 @@ def _measure(device: Device, writer: ResultsWriter, config: ThroughputConfig, js
         Console().print(_recovery_table(recovery))
     if reset is not None:
         Console().print(_reset_table(reset))
+    err_console.print(control_summary(writer.record.control_path, device.transport.url if device else None),
+                      highlight=False, soft_wrap=True)
     err_console.print(f"results: {', '.join(str(p) for p in writer.paths)}", highlight=False, soft_wrap=True)
+
+
+def _status_words(status: str) -> str:
+    return (f"status {status} in results.json" if status != "running" else
+            "results.json could not be rewritten and still says running: 'rfc2544 --resume' continues it")
+
+
+def _end_record(writer: ResultsWriter, device: Device | None, reporter: "_Reporter | None") -> None:
+    """What the record learns when the run ends: the control path's totals and, in a
+    simulation, the DUT model's own counters (best effort: the run is ending)."""
+    if reporter is not None:
+        writer.record.control_path = reporter.control_total()
+    if device is not None and device.dut_probe is not None:
+        try:
+            writer.record.dut_model = device.dut_probe()
+        except WirespeedError:
+            pass
 
 
 @app.command()
@@ -1319,7 +1507,9 @@ def capture(
     if not out.parent.is_dir():
         raise InputError("--out", f"no directory {out.parent} to write {out.name} in")
     try:
-        with open_session(target, dut) as session:
+        with _claimed(target) as notes, open_session(target, dut) as session:
+            for line in notes:
+                err_console.print(f"wirespeed: note: {line}", highlight=False, soft_wrap=True)
             device = _open_device(session)
             try:
                 device.connect()
@@ -1536,10 +1726,16 @@ def flash(
     err_console.print(f"wirespeed: flashed with {' '.join(argv)}", highlight=False, soft_wrap=True)
 
 
+@functools.lru_cache(maxsize=1)
+def _click_command():
+    # building the click command from the annotations takes most of a bad input's time
+    return get_command(app)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     warnings.showwarning = _show_warning
-    command = get_command(app)
+    command = _click_command()
     config_files.reset()    # errors about values from a --config file name the file and key (config_files.attribute)
     try:
         code = command.main(argv, prog_name="wirespeed", standalone_mode=False)
