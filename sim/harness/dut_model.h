@@ -18,6 +18,11 @@ struct DutCounters {
     uint64_t reordered = 0;    // frames held back by `reorder`
     uint64_t corrupted = 0;    // frames with one byte flipped by `corrupt`
     uint64_t blackout = 0;     // frames dropped inside the `blackout` window
+    // what a receiver cannot see of the above (it knows frames only by good FCS):
+    uint64_t corrupt_dups = 0;    // corrupted frames also duplicated (two bad copies)
+    uint64_t reorder_hidden = 0;  // reordered frames that arrive in sequence order all the
+                                  // same: held frame or the one it went behind corrupted, or
+                                  // released by the hold timeout (nothing went before it)
     // router overload collapse (dut_router.h)
     uint64_t collapses = 0;      // times the router collapsed
     uint64_t recovered_at = 0;   // cycle of the last recovery (0: never)

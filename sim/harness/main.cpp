@@ -106,9 +106,11 @@ void print_counters(const char* which, const ws::DutModel& m) {
     std::fprintf(stderr,
                  "WIRESPEED-SIM DUT %s %s frames_in=%" PRIu64 " frames_out=%" PRIu64
                  " dropped=%" PRIu64 " errored=%" PRIu64 " lost=%" PRIu64 " duplicated=%" PRIu64
-                 " reordered=%" PRIu64 " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
+                 " reordered=%" PRIu64 " corrupted=%" PRIu64 " blackout=%" PRIu64
+                 " corrupt_dups=%" PRIu64 " reorder_hidden=%" PRIu64 "\n",
                  which, m.describe().c_str(), c.frames_in, c.frames_out, c.dropped, c.errored,
-                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
+                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout, c.corrupt_dups,
+                 c.reorder_hidden);
 }
 
 }  // namespace

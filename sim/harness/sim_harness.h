@@ -12,6 +12,9 @@
 //   +0x40 + 0x40*d  direction d (0: model A, p0 -> p1; 1: model B) counters, 64 bits each:
 //          +0x00 frames_in, +0x08 frames_out, +0x10 dropped, +0x18 errored, +0x20 resets,
 //          +0x28 reset_lost, +0x30 reset_at (cycle), +0x38 up_at (cycle)
+//   +0xC0 + 0x40*d  direction d impairment and collapse counters, 64 bits each:
+//          +0x00 lost, +0x08 duplicated, +0x10 reordered, +0x18 corrupted, +0x20 blackout,
+//          +0x28 collapses, +0x30 corrupt_dups, +0x38 reorder_hidden
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -27,7 +30,7 @@ class SimHarness final : public CsrBus {
 public:
     static constexpr uint32_t kCsrWords = 65536;  // csr_addr is 16 bits (256 KiB)
     static constexpr uint32_t kDutBase = 0x00100000;
-    static constexpr uint32_t kDutBytes = 0xC0;
+    static constexpr uint32_t kDutBytes = 0x140;
 
     SimHarness(std::unique_ptr<DutModel> a, std::unique_ptr<DutModel> b)
         : ctx_(std::make_unique<VerilatedContext>()),
@@ -114,11 +117,16 @@ public:
             v = off == 0 ? reset_taken_ : 0;
         } else if (off < 0x40) {
             v = off < 0x10 ? cycles_ : 0;
-        } else {
+        } else if (off < 0xC0) {
             const DutCounters& c = ((off - 0x40) / 0x40 ? b_ : a_)->counters();
             const uint64_t fields[8] = {c.frames_in, c.frames_out, c.dropped, c.errored,
                                         c.resets,    c.reset_lost, c.reset_at, c.up_at};
             v = fields[((off - 0x40) % 0x40) / 8];
+        } else {
+            const DutCounters& c = ((off - 0xC0) / 0x40 ? b_ : a_)->counters();
+            const uint64_t fields[8] = {c.lost,     c.duplicated, c.reordered,    c.corrupted,
+                                        c.blackout, c.collapses,  c.corrupt_dups, c.reorder_hidden};
+            v = fields[((off - 0xC0) % 0x40) / 8];
         }
         value = uint32_t(off % 8 ? v >> 32 : v);
         return true;

@@ -220,18 +220,33 @@ def student_t(df: int, confidence: float) -> float:
     return _T_TABLE[0 if df > N_STUDENT else df][column]
 
 
+def _scale(numbers) -> float:
+    """A power of two within a factor 2 below the largest finite magnitude of ``numbers`` (1
+    for none or 0). Dividing by it is exact, so sums and squares of the scaled values cannot
+    overflow and every figure comes out as unscaled arithmetic would give it, where that does
+    not overflow."""
+    m = max((abs(x) for x in numbers if math.isfinite(x)), default=0.0)
+    return math.ldexp(1.0, math.frexp(m)[1] - 1) if m else 1.0
+
+
 def summarize(values: tuple[float, ...] | list[float], style: str = "current") -> Summary:
-    """N, Min, Max, Median, Avg, Var, Stddev computed as ministat does (see the module text)."""
+    """N, Min, Max, Median, Avg, Var, Stddev computed as ministat does (see the module text),
+    on the values scaled by a power of two (:func:`_scale`) so that no sum overflows. ``var``
+    can still be inf (its square of a stddev above 1.3e154); ValueError for a non-finite value
+    or a standard deviation beyond a double."""
     if style not in STYLES:
         raise ValueError(f"style is one of {STYLES}, not {style!r}")
     if not values:
         raise ValueError("no values")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("values must be finite numbers")
+    k = _scale(values)
     n = len(values)
     sy = 0.0
     syy = 0.0
     for v in values:          # input order, like ministat's AddPoint
-        sy += v
-        syy += v * v
+        sy += v / k
+        syy += (v / k) * (v / k)
     points = sorted(values)
     avg = sy / n
     if style == "classic":
@@ -239,16 +254,18 @@ def summarize(values: tuple[float, ...] | list[float], style: str = "current") -
         var = (syy - sy * sy / n) / (n - 1.0) if n > 1 else math.nan
     else:
         m = n // 2
-        median = (points[m] + points[m - 1]) / 2 if n % 2 == 0 else points[m]
+        median = points[m] / 2 + points[m - 1] / 2 if n % 2 == 0 else points[m]
         if n > 1:
             ss = 0.0
             for p in points:
-                ss += (p - avg) * (p - avg)
+                ss += (p / k - avg) * (p / k - avg)
             var = ss / (n - 1.0)
         else:
             var = math.nan
-    stddev = math.sqrt(var) if var >= 0 else math.nan    # running sums can go a hair below zero
-    return Summary(n=n, min=points[0], max=points[-1], median=median, avg=avg, var=var, stddev=stddev)
+    stddev = math.sqrt(var) * k if var >= 0 else math.nan    # running sums can go a hair below zero
+    if math.isinf(stddev):
+        raise ValueError(f"the standard deviation is beyond a double (about {sys.float_info.max:.3g})")
+    return Summary(n=n, min=points[0], max=points[-1], median=median, avg=avg * k, var=var * k * k, stddev=stddev)
 
 
 def relative(ds: Summary, rs: Summary, confidence: float = 95.0, style: str = "current") -> Relative:
@@ -257,18 +274,23 @@ def relative(ds: Summary, rs: Summary, confidence: float = 95.0, style: str = "c
         raise ValueError("a difference needs at least 2 values in each set")
     df = ds.n + rs.n - 2
     t = student_t(df, confidence)
-    spool = math.sqrt(((ds.n - 1) * ds.var + (rs.n - 1) * rs.var) / df)
+    # on values scaled by a power of two (exact), as summarize: no square overflows
+    k = _scale((ds.avg, rs.avg, ds.stddev, rs.stddev))
+    dsd, rsd, davg, ravg = ds.stddev / k, rs.stddev / k, ds.avg / k, rs.avg / k
+    spool = math.sqrt(((ds.n - 1) * dsd * dsd + (rs.n - 1) * rsd * rsd) / df)
     s = spool * math.sqrt(1.0 / ds.n + 1.0 / rs.n)
-    d = ds.avg - rs.avg
+    d = davg - ravg
     e = t * s
     if style == "classic":
         re_ = e
     else:
-        re_ = (ds.n - 1) * ds.var + (rs.n - 1) * rs.var * (ds.avg * ds.avg) / (rs.avg * rs.avg)
+        # the baseline's spread carried into the ratio of the means (inf for a zero baseline mean)
+        carried = rsd * (davg / ravg) if ravg else (0.0 if rsd == 0 or davg == 0 else math.inf)
+        re_ = (ds.n - 1) * dsd * dsd + (rs.n - 1) * carried * carried
         re_ *= (ds.n + rs.n) / (ds.n * rs.n * (ds.n + rs.n - 2.0))
         re_ = t * math.sqrt(re_)
-    return Relative(df=df, t=t, pooled_s=spool, difference=d, interval=e,
-                    difference_pct=_div(d * 100, rs.avg), interval_pct=_div(re_ * 100, rs.avg),
+    return Relative(df=df, t=t, pooled_s=spool * k, difference=d * k, interval=e * k,
+                    difference_pct=_div(d * 100, ravg), interval_pct=_div(re_ * 100, ravg),
                     confidence=float(confidence))
 
 
@@ -295,6 +317,10 @@ def plot_lines(summaries: list[Summary], values: list[tuple[float, ...]], width:
     cell holds its set's symbol; points of several sets in one cell show the symbol whose
     index is the OR of theirs, as ministat does), then the bar line(s): ``|`` at avg -/+
     stddev joined by ``_``, ``M`` at the median, ``A`` at the average."""
+    k = _scale([x for s in summaries for x in (s.min, s.max, abs(s.avg) + (0 if math.isnan(s.stddev) else s.stddev))])
+    summaries = [Summary(n=s.n, min=s.min / k, max=s.max / k, median=s.median / k, avg=s.avg / k, var=s.var,
+                         stddev=s.stddev / k) for s in summaries]
+    values = [tuple(v / k for v in vals) for vals in values]
     lo, hi = math.inf, -math.inf
     for s in summaries:
         for a in (s.min, s.max, s.avg - s.stddev, s.avg + s.stddev):
@@ -351,17 +377,29 @@ def plot_lines(summaries: list[Summary], values: list[tuple[float, ...]], width:
     return lines
 
 
+def _g(x: float, spec: str = "g") -> str:
+    """``format(x, spec)``; "-" (right-aligned to the width) where the figure is undefined or
+    beyond a double (a stddev of one value, a % of a zero mean), never inf or nan."""
+    if math.isfinite(x):
+        return format(x, spec)
+    width = re.match(r"\d*", spec).group()
+    return format("-", f">{width}") if width else "-"
+
+
 def _vitals(symbol: str, s: Summary) -> str:
-    return f"{symbol} {s.n:3d} {s.min:13.8g} {s.max:13.8g} {s.median:13.8g} {s.avg:13.8g} {s.stddev:13.8g}"
+    return (f"{symbol} {s.n:3d} {_g(s.min, '13.8g')} {_g(s.max, '13.8g')} {_g(s.median, '13.8g')} "
+            f"{_g(s.avg, '13.8g')} {_g(s.stddev, '13.8g')}")
 
 
 def _relative_lines(r: Relative) -> list[str]:
     if not r.significant:
         return [f"No difference proven at {r.confidence:.1f}% confidence"]
+    pct = (f"\t{r.difference_pct:g}% +/- {r.interval_pct:g}%"
+           if math.isfinite(r.difference_pct) and math.isfinite(r.interval_pct)
+           else "\t% of the first set's mean: undefined (a zero mean, or beyond a double)")
     return [f"Difference at {r.confidence:.1f}% confidence",
-            f"\t{r.difference:g} +/- {r.interval:g}",
-            f"\t{r.difference_pct:g}% +/- {r.interval_pct:g}%",
-            f"\t(Student's t, pooled s = {r.pooled_s:g})"]
+            f"\t{_g(r.difference)} +/- {_g(r.interval)}", pct,
+            f"\t(Student's t, pooled s = {_g(r.pooled_s)})"]
 
 
 def _check_sets(sets: list[DataSet], tests: bool) -> None:
@@ -377,12 +415,22 @@ def _check_sets(sets: list[DataSet], tests: bool) -> None:
             raise CompareError(ds.name, f"{len(ds.values)} value; a difference needs at least 2 in each set")
 
 
+def _summaries(sets: list[DataSet], style: str) -> list[Summary]:
+    out = []
+    for ds in sets:
+        try:
+            out.append(summarize(ds.values, style))
+        except ValueError as exc:
+            raise CompareError(ds.name, str(exc)) from None
+    return out
+
+
 def format_report(sets: list[DataSet], confidence: float = 95.0, width: int = 74, style: str = "current",
                   plot: bool = True, tests: bool = True, separate_bars: bool = False) -> str:
     """ministat's output: legend, plot, table, and a difference for each set after the first.
     ``plot=False`` is ministat -A, ``tests=False`` (no plot either) is ministat -n."""
     _check_sets(sets, tests)
-    summaries = [summarize(ds.values, style) for ds in sets]
+    summaries = _summaries(sets, style)
     lines = [f"{SYMBOLS[i]} {ds.name}" for i, ds in enumerate(sets, start=1)]
     if plot and tests:
         lines += plot_lines(summaries, [ds.values for ds in sets], width, separate_bars)
@@ -403,7 +451,7 @@ def report_json(sets: list[DataSet], confidence: float = 95.0, style: str = "cur
                 tests: bool = True) -> dict[str, Any]:
     """The same statistics as a JSON-ready dict (nan/inf as null)."""
     _check_sets(sets, tests)
-    summaries = [summarize(ds.values, style) for ds in sets]
+    summaries = _summaries(sets, style)
     out: dict[str, Any] = {"tool": "wirespeed compare", "style": style, "confidence_pct": confidence,
                            "sets": [], "comparisons": []}
     for i, (ds, s) in enumerate(zip(sets, summaries), start=1):
@@ -415,9 +463,9 @@ def report_json(sets: list[DataSet], confidence: float = 95.0, style: str = "cur
             r = relative(s, summaries[0], confidence, style)
             out["comparisons"].append({
                 "symbol": SYMBOLS[i], "name": sets[i - 1].name, "baseline": sets[0].name,
-                "significant": r.significant, "difference": r.difference, "interval": r.interval,
+                "significant": r.significant, "difference": _num(r.difference), "interval": _num(r.interval),
                 "difference_pct": _num(r.difference_pct), "interval_pct": _num(r.interval_pct),
-                "pooled_s": r.pooled_s, "t": r.t, "df": r.df, "method": "Student's t, pooled s"})
+                "pooled_s": _num(r.pooled_s), "t": r.t, "df": r.df, "method": "Student's t, pooled s"})
     return out
 
 
@@ -426,9 +474,19 @@ def report_json(sets: list[DataSet], confidence: float = 95.0, style: str = "cur
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+class _TooLarge(ValueError):
+    """A number beyond a double (e.g. 1e400)."""
+
+
 def _number(text: str) -> float | None:
+    """The number ``text`` writes (None: not a number); _TooLarge for one beyond a double."""
     text = text.strip()
-    return float(text) if _NUMBER.fullmatch(text) else None
+    if not _NUMBER.fullmatch(text):
+        return None
+    value = float(text)
+    if math.isinf(value):
+        raise _TooLarge(f"{text} is beyond the range of a double (magnitudes up to {sys.float_info.max:.4g})")
+    return value
 
 
 def parse_where(items: list[str]) -> list[tuple[str, str]]:
@@ -463,7 +521,10 @@ def read_plain(text: str, name: str, column: int = 1) -> list[float]:
             continue
         if len(tokens) < column:
             raise CompareError(name, f"line {lineno}: no column {column} in {line.strip()!r}")
-        value = _number(tokens[column - 1])
+        try:
+            value = _number(tokens[column - 1])
+        except _TooLarge as exc:
+            raise CompareError(name, f"line {lineno}: {exc}") from None
         if value is None:
             raise CompareError(name, f"line {lineno}: not a number: {tokens[column - 1]!r}")
         values.append(value)
@@ -471,7 +532,10 @@ def read_plain(text: str, name: str, column: int = 1) -> list[float]:
 
 
 def _matches(cell: str, wanted: str) -> bool:
-    a, b = _number(cell), _number(wanted)
+    try:
+        a, b = _number(cell), _number(wanted)
+    except _TooLarge:
+        a = b = None
     if a is not None and b is not None:
         return a == b
     return cell.strip() == wanted
@@ -502,7 +566,10 @@ def read_csv_column(text: str, name: str, column: str | None, where: list[tuple[
         cells = row + [""] * (len(header) - len(row))
         if not all(_matches(cells[i], v) for i, v in conditions):
             continue
-        value = _number(cells[index])
+        try:
+            value = _number(cells[index])
+        except _TooLarge as exc:
+            raise CompareError(name, f"line {lineno}: column {column}: {exc}") from None
         if value is None:
             what = "empty" if not cells[index].strip() else f"not a number: {cells[index].strip()!r}"
             raise CompareError(name, f"line {lineno}: column {column} is {what}")

@@ -124,8 +124,9 @@ def address(text: str):
             return port, PortAddress(**values)
     except ValueError as exc:
         errors = getattr(exc, "errors", None)
-        err = errors()[0] if callable(errors) else {"loc": ("address",), "msg": str(exc)}
-        raise ValueError(f"{err['loc'][0]}: {err['msg']}; {allowed}") from None
+        err = errors()[0] if callable(errors) else {"loc": (), "msg": str(exc)}
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ValueError(f"{err['loc'][0]}: {msg}; {allowed}" if err["loc"] else f"{msg}; {allowed}") from None
 
 
 def target(text: str) -> str:

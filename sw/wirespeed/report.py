@@ -30,14 +30,13 @@ from pathlib import Path
 
 from . import sizes
 from .ethernet import line_rate_fps
+from .outdir import GRAPHS_DIR, REPORT_NAME
 from .results import RunRecord, atomic_write_text, tables_of
 from .results.resume import RecordError
 from .results.resume import load_record as _load_record
 
 __all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report"]
 
-GRAPHS_DIR = "graphs"
-REPORT_NAME = "report.html"
 
 
 class ReportError(Exception):

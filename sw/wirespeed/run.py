@@ -14,6 +14,7 @@ trial in progress is finished first) or ``failed`` (the tester or the DUT failed
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -22,24 +23,28 @@ from pathlib import Path
 from typing import Any
 
 from .errors import WirespeedError
-from .results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord
+from .results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord, Status
 from .results.resume import prepare, remaining_sizes
 from .results.writer import ResultsWriter
+from .safeio import WriteError
 from .rfc2544 import events as ev
 from .rfc2544 import registry
 from .rfc2544.common import run_learning
 from .rfc2544.context import RunContext, RunStopped, StopToken
 from .rfc2544.plan import Plan
 
-__all__ = ["Run", "RunFailed", "requires"]
+__all__ = ["Run", "RunFailed", "requires", "status_words"]
 
 
 class RunFailed(WirespeedError):
-    """The run stopped on a failure of the tester or the DUT; the record holds what was measured."""
+    """The run stopped on a failure: of the tester or the DUT (``field`` ``run``), or of writing
+    its results (``--out``). ``kept``: the status results.json holds (``running`` when even the
+    status could not be written: ``--resume`` continues such a run); every trial measured is in
+    the results folder."""
 
-    def __init__(self, message: str, out_dir: Path | None):
+    def __init__(self, message: str, out_dir: Path | None, *, field: str = "run", kept: str = "failed"):
         super().__init__(message)
-        self.out_dir = out_dir
+        self.out_dir, self.field, self.kept = out_dir, field, kept
 
 
 def requires(configs: dict[str, Any], learning: Any) -> list[tuple[str, str, str]]:
@@ -62,12 +67,17 @@ class Run:
     :class:`~wirespeed.calibration.Calibration` whose pipeline delay the latency figures lose,
     and ``calibration_info`` what the record says of it; ``notes``: more notes for the record;
     ``config_file``: the config file the plan came from, for the record; ``reset``: the action
-    that resets the DUT (the reset test; default: the simulation's control window)."""
+    that resets the DUT (the reset test; default: the simulation's control window).
+
+    The results folder is claimed when the run starts (:func:`wirespeed.outdir.claim`: locked,
+    and refused when it holds a run, unless ``force`` moves that run aside), or the caller
+    claimed it already (``claimed``: the :class:`~wirespeed.outdir.Claim`, released by the
+    caller)."""
 
     def __init__(self, plan: Plan, tester: Any, *, out: Path | str | None = None, calibration: Any = None,
                  calibration_info: dict[str, Any] | None = None, notes: list[str] | None = None,
                  config_file: dict[str, str] | None = None, reset: Callable[[], None] | None = None,
-                 stop: StopToken | None = None):
+                 stop: StopToken | None = None, force: bool = False, claimed: Any = None):
         if plan.target is None:       # the defaults of the tester it runs on
             plan = plan.model_copy(update={"target": "sim" if tester.is_simulation else "board"})
         self.plan, self.tester = plan, tester
@@ -77,16 +87,20 @@ class Run:
         self.reset = reset
         self.stop = stop or StopToken()
         self.configs = plan.configs()
+        self.force, self.claimed = force, claimed
         self.writer: ResultsWriter | None = None
         self.record: RunRecord | None = None
         self._resume_note: str | None = None
 
     @classmethod
     def resume(cls, record: RunRecord, tester: Any, out: Path | str, *, calibration: Any = None,
-               note: str = "", reset: Callable[[], None] | None = None, stop: StopToken | None = None) -> Run:
+               note: str = "", reset: Callable[[], None] | None = None, stop: StopToken | None = None,
+               claimed: Any = None) -> Run:
         """Go on with the interrupted or failed run ``record`` of ``out`` (see
-        :mod:`wirespeed.results.resume`): its recorded parameters, the sizes left."""
+        :mod:`wirespeed.results.resume`): its recorded parameters, the sizes left. The folder is
+        locked for the run (``claimed``: the caller holds its lock already)."""
         self = cls.__new__(cls)
+        self.force, self.claimed = False, claimed
         self.plan = Plan.model_validate(record.plan) if record.plan else Plan(tests=record.test_names)
         self.tester, self.out = tester, Path(out)
         self.calibration, self.calibration_info = calibration, record.calibration
@@ -157,8 +171,10 @@ class Run:
         notes = self.plan.notes(self.configs)
         first = next(iter(self.configs.values()))
         if not all(self.tester.counts_sequence_errors(f.rx_port) for f in first.flows(first.frame_sizes[0])):
-            notes.append("sequence errors not counted: the tester's gateware has no per-stream receive statistics "
-                         "(a board build); frame loss is frames sent - frames received")
+            notes.append("sequence numbers not tracked: the tester's gateware has no per-stream receive statistics "
+                         "(a board build); frames lost is frames sent - frames received (at least 0), duplicates, "
+                         "reordered and late frames are not counted, and a trial that receives more frames than it "
+                         "sent fails")
         if "throughput" in self.configs:
             if self.calibration is not None:
                 delays = sorted({p.pipeline_delay_ns for p in self.calibration.points})
@@ -172,7 +188,8 @@ class Run:
         for name in self.configs:
             definitions |= registry.get(name).definitions
         return RunHeader(test="rfc2544-" + "+".join(self.configs), target=self.tester.target, gateware=ident,
-                         dut=self.tester.dut, notes=notes + self.extra_notes, definitions=definitions,
+                         dut=self.tester.dut, notes=notes + self.extra_notes + list(getattr(self.tester, "notes", [])),
+                         definitions=definitions,
                          latency_calibrated=self.calibration is not None, calibration=self.calibration_info,
                          learning_parameters=self.plan.learning_config, plan=self.plan.model_dump(mode="json"),
                          config_file=self.config_file,
@@ -182,29 +199,57 @@ class Run:
 
     def execute(self, on_event: Callable[[ev.Event], None] | None = None) -> RunRecord:
         """Run in this thread, telling ``on_event`` every event; returns the record. Raises
-        :class:`RunFailed` when the tester or DUT fails, KeyboardInterrupt after marking the run
-        interrupted."""
-        if self.record is None:
-            self.check()
-            header = self._header()
-            if self.out is not None:
-                self.writer = ResultsWriter(self.out, header)
-                self.record = self.writer.record
+        :class:`RunFailed` when the tester, the DUT or writing the results fails,
+        KeyboardInterrupt after marking the run interrupted; ConnectError or PlanError (nothing
+        written) when the tester cannot carry the plan; OutDirError or LockBusy when the results
+        folder cannot be had."""
+        self.check()
+        with contextlib.ExitStack() as held:
+            if self.out is not None and self.claimed is None:
+                held.enter_context(self._claim())
+            return self._execute(on_event)
+
+    def _claim(self) -> Any:
+        from .locks import Holder, results_lock
+        from .outdir import claim
+
+        holder = Holder.current(results=self.out)
+        if self._resume_note is not None:
+            return results_lock(self.out).acquire(holder)
+        notes: list[str] = []
+        claimed = claim(self.out, holder, force=self.force, notes=notes)
+        self.extra_notes += notes
+        return claimed
+
+    def _execute(self, on_event: Callable[[ev.Event], None] | None) -> RunRecord:
+        try:
+            if self.record is None:
+                header = self._header()
+                if self.out is not None:
+                    self.writer = ResultsWriter(self.out, header)
+                    self.record = self.writer.record
+                else:
+                    self.record = RunRecord(**dict(header))
             else:
-                self.record = RunRecord(**dict(header))
-        else:
-            self.check()
-            prepare(self.out, self.record, self._resume_note or "")
-            self.writer = ResultsWriter.resume(self.out, self.record)
-        consumers = [c for c in (self.writer, on_event) if c is not None]
+                prepare(self.out, self.record, self._resume_note or "")
+                self.writer = ResultsWriter.resume(self.out, self.record)
+        except WriteError as exc:
+            raise RunFailed(str(exc), self.out, field="--out") from None
+        except OSError as exc:
+            raise RunFailed(f"cannot write results to {self.out}: {exc.strerror or exc}", self.out,
+                            field="--out") from None
+        record = self.record
+        control = _ControlPath(self.tester, record.control_path)
+        listeners = [c for c in (self.writer, on_event) if c is not None]
 
         def emit(event: ev.Event) -> None:
+            if isinstance(event, ev.TrialDone):
+                record.control_path = control.total()
             if self.writer is None:
-                _keep(self.record, event)
-            for consumer in consumers:
-                consumer(event)
+                _keep(record, event)
+            for listener in listeners:
+                listener(event)
 
-        record = self.record
         emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
                            out_dir=None if self.out is None else str(self.out),
                            resumed=self._resume_note is not None))
@@ -213,31 +258,53 @@ class Run:
         ctx = RunContext(self.tester, emit, stop=self.stop, reset=self.reset or self._default_reset(),
                          pipeline=self.calibration.pipeline_ns if self.calibration is not None else None,
                          results={e.name: list(e.results) for e in record.tests})
-        status, error = "complete", None
         try:
             learning = self._learning()
             if learning is not None and self.configs:
                 first = next(iter(self.configs.values()))
                 emit(ev.LearningDone(result=run_learning(self.tester, first.model_copy(update={"learning": learning}))))
             for name, config in self.configs.items():
-                test = registry.get(name)
                 ctx.test = name
                 emit(ev.TestStarted(test=name, frame_sizes=list(config.frame_sizes)))
                 ctx.results[name] = list(record.results_of(name))
-                test.run(ctx, config)
+                registry.get(name).run(ctx, config)
                 emit(ev.TestDone(test=name))
         except (KeyboardInterrupt, RunStopped):
-            status = "interrupted"
-            emit(ev.RunDone(status=status, out_dir=None if self.out is None else str(self.out)))
+            self._end(record, control, emit, "interrupted")
             if not self.stop.is_set:
                 raise
             return record
+        except WriteError as exc:
+            kept = self._end(record, control, emit, "failed", str(exc))
+            raise RunFailed(f"{exc}; results so far are in {self.out}/ ({status_words(kept)})", self.out,
+                            field="--out", kept=kept) from None
         except WirespeedError as exc:
-            status, error = "failed", str(exc)
-            emit(ev.RunDone(status=status, error=error, out_dir=None if self.out is None else str(self.out)))
-            raise RunFailed(error, self.out) from None
-        emit(ev.RunDone(status=status, out_dir=None if self.out is None else str(self.out)))
+            kept = self._end(record, control, emit, "failed", str(exc))
+            where = f"{self.out}/" + ("" if kept == "failed" else f", {status_words(kept)}")
+            raise RunFailed(f"{exc} (results so far are in {where})", self.out, kept=kept) from None
+        try:
+            self._end(record, control, emit, "complete")
+        except WriteError as exc:
+            kept = self._end(record, control, emit, "failed", str(exc))
+            raise RunFailed(f"{exc}; every trial was measured and is in {self.out}/trials.jsonl "
+                            f"({status_words(kept)})", self.out, field="--out", kept=kept) from None
         return record
+
+    def _end(self, record: RunRecord, control: _ControlPath, emit: Callable[[ev.Event], None], status: Status,
+             error: str | None = None) -> str:
+        """End the run ``status``: what the record learns at the end (the control path's
+        totals; in a simulation the DUT model's own counters, best effort), written; then the
+        RunDone event. Returns the status results.json holds (WriteError for a complete run
+        that cannot be written)."""
+        record.control_path = control.total()
+        if self.tester is not None and getattr(self.tester, "dut_probe", None) is not None:
+            try:
+                record.dut_model = self.tester.dut_counters()
+            except WirespeedError:
+                pass
+        kept = self.writer.finish(status, error) if self.writer is not None else status
+        emit(ev.RunDone(status=status, error=error, out_dir=None if self.out is None else str(self.out)))
+        return kept
 
     def _default_reset(self) -> Callable[[], None] | None:
         if "reset" not in self.configs:
@@ -277,6 +344,28 @@ class Run:
 class _Failure:
     def __init__(self, exc: BaseException):
         self.exc = exc
+
+
+class _ControlPath:
+    """The run's control-path counters: those of its earlier sessions (a resumed run) and this
+    session's since it began."""
+
+    def __init__(self, tester: Any, before: dict[str, int] | None):
+        self.transport = getattr(tester, "transport", None)
+        self.before = dict(before or {})
+        self.start = self.transport.control_stats() if self.transport is not None else {}
+
+    def total(self) -> dict[str, int] | None:
+        if self.transport is None:
+            return self.before or None
+        now = self.transport.control_stats()
+        return {k: self.before.get(k, 0) + now[k] - self.start.get(k, 0) for k in now}
+
+
+def status_words(status: str) -> str:
+    """What a run that ended on a write failure left in results.json, in words."""
+    return (f"status {status} in results.json" if status != "running" else
+            "results.json could not be rewritten and still says running: 'rfc2544 --resume' continues it")
 
 
 def _keep(record: RunRecord, event: ev.Event) -> None:

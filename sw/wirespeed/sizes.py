@@ -49,9 +49,14 @@ def parse_point(value: SizePoint) -> SizePoint:
         if raw.lower().startswith(IMIX_PREFIX):
             label = IMIX_PREFIX + raw[len(IMIX_PREFIX):].strip()
             try:
-                _expand(label)
+                expanded = _expand(label)
             except ValueError as exc:
                 raise ValueError(f"frame size {raw!r}: {exc}") from None
+            # the tests' frame sizes, mixed or not, are the tester's standard Ethernet frames
+            big = [size for size in expanded if not MIN_FRAME <= size <= MAX_FRAME]
+            if big:
+                raise ValueError(f"frame size {raw!r}: its {big[0]}-byte frames are outside the {MIN_FRAME}.."
+                                 f"{MAX_FRAME} bytes (FCS included) the tests send")
             return label
         try:
             size = int(raw)

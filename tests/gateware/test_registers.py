@@ -194,10 +194,10 @@ def test_word_read_memory_window(width):
     sim.run()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                 # the bank is never elaborated
-        bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+        rw_bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
         with pytest.raises(ValueError, match="word_reads windows are read-only"):
-            bank.add_memory("a.t", 64, 4, access="rw", word_reads=True)
-        del bank
+            rw_bank.add_memory("a.t", 64, 4, access="rw", word_reads=True)
+        del rw_bank
         gc.collect()
 
 

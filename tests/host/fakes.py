@@ -9,10 +9,13 @@ from wirespeed.traffic import Flow, flow_stream
 
 
 def make_trial(size: int | str, rate_fps: float, sent: int, received: int, duration_ns: int = 10_000_000,
-               latency_ns: tuple[int, int, int] = (900, 1000, 1100), lat_def: int = 0) -> TrialResult:
+               latency_ns: tuple[int, int, int] = (900, 1000, 1100), lat_def: int = 0,
+               sequence: dict[str, int] | None = None) -> TrialResult:
     """A one-flow trial (port 0 -> port 1) that sent ``sent`` and received ``received``
     frames, half at latency min and half at max (mean given), alternating, binned by 64 ns.
-    ``size``: bytes or an IMIX label (bytes counted at its mean size)."""
+    ``size``: bytes or an IMIX label (bytes counted at its mean size). ``sequence``: the
+    stream's sequence counters (lost, duplicate, ...; the others 0, next_seq = sent) as a
+    build with per-stream statistics reports them; None: a build without."""
     lat_min, lat_avg, lat_max = latency_ns
     mean = sizes.mean_len(size)
     half = received // 2
@@ -24,7 +27,10 @@ def make_trial(size: int | str, rate_fps: float, sent: int, received: int, durat
     return TrialResult(frame_size=size, offered_fps=rate_fps, period_q32=0, duration_ns=duration_ns, wait_ns=0,
                        flows=[Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))], started_ns=0,
                        counters={0: PortCounters(tx_frames=sent, tx_bytes=round(sent * mean)), 1: rx},
-                       histograms={1: hist} if received else {}, lat_def=lat_def)
+                       histograms={1: hist} if received else {}, lat_def=lat_def,
+                       streams={} if sequence is None else {0: {
+                           "tx_frames": sent, "rx_frames": received, "in_order": 0, "lost": 0, "duplicate": 0,
+                           "out_of_order": 0, "late": 0, "fcs_errors": 0, "next_seq": sent} | sequence})
 
 
 class FakeTester:

@@ -8,7 +8,7 @@ from fakes import make_trial
 from test_cli import FAST, assert_one_line_error, run
 from records import parameters
 
-from wirespeed.calibration import (Calibration, CalibrationError, calibration_flows, load_calibration,
+from wirespeed.calibration import (CalibrationError, calibration_flows, load_calibration,
                                    run_calibration)
 from wirespeed.gateware.regmap import MAGIC
 from wirespeed.host.models import GatewareId, PortCounters, TrialResult

@@ -12,7 +12,8 @@ from wirespeed.errors import DeviceError, DeviceMismatch
 from wirespeed.gateware.regmap import MAGIC
 from wirespeed.host.device import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP
 from wirespeed.host.models import PortCounters
-from wirespeed.traffic import StreamSpec, BenchmarkRangeWarning, Flow, flow_stream
+from wirespeed.traffic import BenchmarkRangeWarning, Flow, StreamSpec, flow_stream
+from wirespeed.transport import FakeTransport
 
 
 def test_wide_registers_by_name(device, fake):
@@ -109,12 +110,20 @@ def test_wait_ns_fails_when_tester_time_stands_still(device, fake):
         device.wait_ns(1000)
 
 
-def script_trial(fake, tx, rx, running_for_ns=0):
-    """On START, put counters in place as a trial would leave them."""
+def script_trial(fake, tx, rx, running_for_ns=0, **sequence):
+    """On START, put counters in place as a trial would leave them: ``rx`` frames received,
+    by default in order (stream 0's entry of p1.ana.streams; ``sequence`` overrides its
+    fields)."""
+    from wirespeed.gateware.regmap import pack_fields
+    from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry
+
+    entry = empty_entry() | {"rx_frames": rx, "in_order": rx, "next_seq": rx} | sequence
+
     def on_strobe(name, value):
         if value & CMD_START:
             fake.set("p0.gen.tx_frames", tx)
             fake.set("p1.ana.rx_frames", rx)
+            fake.set_entry("p1.ana.streams", 0, pack_fields(STATS_FIELDS, entry, "entry"))
             fake.set("p1.ana.lat_min", 900)
             fake.set("p1.ana.lat_max", 1100)
             fake.set("p1.ana.lat_sum", 1000 * rx)
@@ -128,6 +137,49 @@ def script_trial(fake, tx, rx, running_for_ns=0):
             fake.set("p1.ana.last_rx_ns", 5_000 + 8 * 84 * (rx - 1))   # 64 B at line rate
             fake.set("p0.gen.running", 1 if running_for_ns else 0)
     fake.on_strobe.append(on_strobe)
+
+
+def test_loss_comes_from_the_sequence_tracking_never_negative(device, fake):
+    """Duplicates do not hide lost frames: 1000 sent, 1002 received of which 5 duplicates,
+    3 numbers never received, 2 reordered: 3 lost, and the trial fails saying why."""
+    script_trial(fake, tx=1000, rx=1002, in_order=990, lost=3, duplicate=5, out_of_order=2, next_seq=1000)
+    result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert (result.tx_frames, result.rx_frames, result.lost_frames) == (1000, 1002, 3)
+    assert (result.duplicate_frames, result.out_of_order_frames, result.late_frames) == (5, 2, 0)
+    assert not result.passed and result.failure == "3 lost, 5 duplicated, 2 out of order"
+    assert result.streams[0]["duplicate"] == 5 and result.loss_pct == pytest.approx(0.3)
+
+
+def test_tail_loss_and_late_frames(device, fake):
+    """Frames after the last number received are lost (1000 sent, next expected 990); late
+    frames arrived: they are not lost."""
+    script_trial(fake, tx=1000, rx=992, in_order=985, lost=7, late=2, next_seq=990)
+    result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert result.lost_frames == 7 - 2 + 10 and result.late_frames == 2
+    assert result.failure == "15 lost, 2 late"
+
+
+def test_without_sequence_tracking_loss_is_clamped_and_excess_fails():
+    """A build without per-stream statistics: sent - received, never negative; receiving more
+    than was sent fails the trial."""
+    import dataclasses
+
+    from wirespeed.gateware.config import SIM
+    from wirespeed.gateware.top import build_register_map
+    from wirespeed.host.device import Device
+    rmap = build_register_map(dataclasses.replace(SIM, stream_stats=False))
+    fake = FakeTransport(rmap)
+    dev = Device(fake, rmap, stall_timeout_s=0.2, poll_interval_s=(0, 0))
+
+    def on_strobe(name, value):
+        if value & CMD_START:
+            fake.set("p0.gen.tx_frames", 1000)
+            fake.set("p1.ana.rx_frames", 1008)
+    fake.on_strobe.append(on_strobe)
+    result = dev.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert result.streams == {} and result.duplicate_frames is None
+    assert result.lost_frames == 0 and result.loss_pct == 0.0 and not result.passed
+    assert result.failure == "8 more received than sent (duplicates?)"
 
 
 def flows(size=64):

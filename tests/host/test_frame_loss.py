@@ -117,16 +117,23 @@ def test_config_checks_and_notes():
 
 GOLDEN = """\
 frame_size_B,offered_pct_line_rate,offered_fps,theoretical_max_fps,duration_ms,frames_sent,frames_received,\
-frames_lost,loss_pct,measured_rx_fps
-64,100.000,1488095.24,1488095.24,1.000,1489,1016,473,31.7663,1016000.00
-64,60.000,892857.14,1488095.24,1.000,893,893,0,0.0000,893000.00
+frames_lost,loss_pct,frames_duplicated,frames_out_of_order,frames_late,fcs_errors,measured_rx_fps
+64,100.000,1488095.24,1488095.24,1.000,1489,1016,473,31.7663,,,,0,1016000.00
+64,90.000,1339285.71,1488095.24,1.000,14881,14889,19,0.1277,27,0,0,0,14889000.00
+64,60.000,892857.14,1488095.24,1.000,893,893,0,0.0000,,,,0,893000.00
 """
 
 
 def test_frame_loss_csv_golden():
+    """A build without sequence tracking (empty sequence columns), and one with: a DUT that lost
+    19 frames and duplicated 27 (1000 sent - 8 more received) shows 19 lost, not -8."""
     line = line_rate_fps(64)
     points = [FrameLossPoint(offered_pct=pct, offered_fps=line * pct / 100,
-                             trial=make_trial(64, line * pct / 100, sent, received, duration_ns=1_000_000))
-              for pct, sent, received in ((100, 1489, 1016), (60, 893, 893))]
+                             trial=make_trial(64, line * pct / 100, sent, received, duration_ns=1_000_000,
+                                              sequence=sequence))
+              for pct, sent, received, sequence in ((100, 1489, 1016, None),
+                                                    (90, 14881, 14889, {"lost": 19, "duplicate": 27}),
+                                                    (60, 893, 893, None))]
     result = FrameLossResult(frame_size=64, theoretical_max_fps=line, settled=False, points=points)
     assert frame_loss_csv([result]) == GOLDEN
+    assert [p.loss_pct >= 0 for p in points] == [True] * 3

@@ -10,7 +10,7 @@ from records import parameters, results
 from wirespeed import __version__
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.models import GatewareId
-from wirespeed.results import ResultsWriter, RunHeader, atomic_write_text
+from wirespeed.results import ResultsWriter, RunHeader, WriteError, atomic_write_text
 from wirespeed.rfc2544.search import SearchOutcome
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, ThroughputResult
 
@@ -60,7 +60,7 @@ def test_every_file_exists_from_the_start(writer):
 
 def test_each_trial_is_on_disk_at_once(writer, monkeypatch):
     synced = []
-    monkeypatch.setattr("wirespeed.results.writer.os.fsync", lambda fd: synced.append(fd))
+    monkeypatch.setattr("wirespeed.safeio.os.fsync", lambda fd: synced.append(fd))
     writer.record_trial(make_trial(64, 1_488_095.24, 14881, 14000))
     writer.record_trial(make_trial(64, 744_047.62, 7441, 7441))
     lines = (writer.out_dir / "trials.jsonl").read_text().splitlines()
@@ -135,8 +135,8 @@ def test_rewrite_is_atomic(writer, monkeypatch):
     def fail(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr("wirespeed.results.writer.os.replace", fail)
-    with pytest.raises(OSError):
+    monkeypatch.setattr("wirespeed.safeio.os.replace", fail)
+    with pytest.raises(WriteError, match=r"cannot write .*results\.json: disk full"):
         writer.record_result("throughput", size_result(64, 400_000.0, [make_trial(64, 400_000.0, 4000, 4000)]))
     assert (writer.out_dir / "results.json").read_text() == before
     assert not [p for p in writer.out_dir.iterdir() if p.name.endswith(".tmp")]

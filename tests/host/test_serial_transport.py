@@ -179,7 +179,7 @@ def test_late_answers_and_noise_are_skipped(peer):
         peer.noise = b"\xc0garbage\xdb\xc0"
         t.write([(0x8, 3)])
         assert t.read([0x8]) == [3]
-        assert t.stats["skipped"] >= 2 and t.stats["bad_frames"] >= 2 and t.stats["retries"] == 0
+        assert t.stats["duplicates"] >= 2 and t.stats["bad_frames"] >= 2 and t.stats["retries"] == 0
 
 
 def test_stale_answer_moves_the_tags_past_the_gateware(peer):

@@ -7,7 +7,8 @@
 //       <pre_ok> <fcs_ok> [<hex of the bytes after the SFD>, with --dump 1]
 //   ER  <cycles with rx_er>
 //   STATS frames_in=.. frames_out=.. dropped=.. errored=..
-//   IMPAIR lost=.. duplicated=.. reordered=.. corrupted=.. blackout=..
+//   IMPAIR lost=.. duplicated=.. reordered=.. corrupted=.. blackout=.. corrupt_dups=..
+//          reorder_hidden=..
 //   COLLAPSE collapses=.. recovered_at=..
 //   RESET taken=.. resets=.. reset_lost=.. reset_at=.. up_at=..
 //   SWITCH port=P forwarded=.. flooded=.. filtered=.. fcs_errors=.. queue_drops=..  (switch
@@ -311,8 +312,10 @@ int main(int argc, char** argv) {
                 " errored=%" PRIu64 "\n",
                 c.frames_in, c.frames_out, c.dropped, c.errored);
     std::printf("IMPAIR lost=%" PRIu64 " duplicated=%" PRIu64 " reordered=%" PRIu64
-                " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
-                c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
+                " corrupted=%" PRIu64 " blackout=%" PRIu64 " corrupt_dups=%" PRIu64
+                " reorder_hidden=%" PRIu64 "\n",
+                c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout, c.corrupt_dups,
+                c.reorder_hidden);
     std::printf("COLLAPSE collapses=%" PRIu64 " recovered_at=%" PRIu64 "\n", c.collapses, c.recovered_at);
     std::printf("RESET taken=%d resets=%" PRIu64 " reset_lost=%" PRIu64 " reset_at=%" PRIu64
                 " up_at=%" PRIu64 "\n", reset_taken ? 1 : 0, c.resets, c.reset_lost, c.reset_at, c.up_at);

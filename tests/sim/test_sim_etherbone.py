@@ -9,7 +9,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 from litex.tools.remote.etherbone import (
     EtherbonePacket,
     EtherboneReads,

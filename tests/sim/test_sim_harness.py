@@ -126,9 +126,9 @@ def fixture_binary(tmp_path_factory) -> Path:
         # cached: no Verilog generation, no build
         assert build.ensure_binary("fixture-test", write_sources) == results[0]
         assert len(calls) == 1
-        # only the binary, the Verilog and the log stay in the cache
+        # only the binary, its manifest (SHA-256), the Verilog and the log stay in the cache
         assert {p.name for p in results[0].parent.iterdir()} == {
-            "build.log", build.BINARY_NAME, "verilog"}
+            "build.log", build.BINARY_NAME, build.MANIFEST_NAME, "verilog"}
         assert not [p for p in (cache / "sim").iterdir() if p.name.startswith(".")]
     return results[0]
 

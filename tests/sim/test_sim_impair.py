@@ -48,7 +48,7 @@ def impair_reference(n: int, *, loss=0, dup=0, reorder=0, corrupt=0, seed=1, dro
     hold timeout. `drop` are indices dropped by blackout (no draws)."""
     rng = SplitMix64(seed, IMPAIR, direction)
     out, held = [], None
-    c = dict(lost=0, duplicated=0, reordered=0, corrupted=0, blackout=0)
+    c = dict(lost=0, duplicated=0, reordered=0, corrupted=0, blackout=0, corrupt_dups=0, reorder_hidden=0)
     for i in range(n):
         if i in drop:
             c["blackout"] += 1
@@ -62,6 +62,7 @@ def impair_reference(n: int, *, loss=0, dup=0, reorder=0, corrupt=0, seed=1, dro
             c["corrupted"] += 1
         d = bool(dup and rng.chance(dup))
         c["duplicated"] += d
+        c["corrupt_dups"] += d and off is not None
         r = bool(reorder and rng.chance(reorder)) and held is None
         frames = [(i, off)] * (2 if d else 1)
         if r:
@@ -70,9 +71,12 @@ def impair_reference(n: int, *, loss=0, dup=0, reorder=0, corrupt=0, seed=1, dro
             continue
         out += frames
         if held:
+            # a receiver sees it out of order only when it and the frame it went behind are intact
+            c["reorder_hidden"] += held[0][1] is not None or off is not None
             out += held
             held = None
     if held:
+        c["reorder_hidden"] += 1           # released by the hold timeout: nothing went before it
         out += held
     return out, c
 

@@ -19,13 +19,16 @@ from wirespeed.sim.launcher import SimProcess
 
 pytestmark = pytest.mark.slow
 
-PIPE = Path(__file__).resolve().parents[1] / "sim" / "rtl" / "pipe_dut.v"
-DELAY = 12          # the default DELAY parameter of pipe_dut
+RTL = Path(__file__).resolve().parents[1] / "sim" / "rtl"
+PIPE = RTL / "pipe_dut.v"
+DELAY = 12          # PIPE_DELAY of include/pipe_dut.vh, pipe_dut's default DELAY
 
 
 def test_user_rtl_dut_forwards_at_line_rate_with_its_own_delay():
-    spec = RtlDutSpec(path=PIPE)
+    """A design of three files: two sources and a header from an include folder."""
+    spec = RtlDutSpec(sources=(RTL / "pipe_line.v", PIPE), include_dirs=(RTL / "include",))
     assert spec.top == "pipe_dut" and spec.describe()["sha256"]
+    assert set(spec.describe()["files"]) == {str(RTL / "pipe_line.v"), str(PIPE), str(RTL / "include" / "pipe_dut.vh")}
     with contextlib.ExitStack() as stack:
         sim = stack.enter_context(SimProcess(spec, ready_timeout=60))
         transport = stack.enter_context(contextlib.closing(EtherboneTransport(sim.host, sim.port)))
@@ -57,4 +60,65 @@ def test_bad_rtl_files_are_refused_before_any_build(tmp_path, text, message):
     with pytest.raises(ValueError, match="no such file"):
         RtlDutSpec(path=tmp_path / "missing.v")
     with pytest.raises(ValueError, match="no module 'nope'"):
-        RtlDutSpec(path=PIPE, top="nope")
+        RtlDutSpec(sources=(RTL / "pipe_line.v", PIPE), include_dirs=(RTL / "include",), top="nope")
+
+
+@pytest.fixture
+def design(tmp_path):
+    """A copy of the example design to edit."""
+    import shutil
+
+    shutil.copytree(RTL, tmp_path / "rtl", ignore=shutil.ignore_patterns("*.f"))
+    return tmp_path / "rtl"
+
+
+def test_the_cache_key_covers_every_included_file(design):
+    """The key (and the recorded sha256) follow an included header: a changed header is a new
+    simulation, never a stale one. (No build here: the key is all that matters.)"""
+    spec = RtlDutSpec(sources=(design / "pipe_line.v", design / "pipe_dut.v"), include_dirs=(design / "include",))
+    key, digest = spec.cache_key(), spec.sha256
+    header = design / "include" / "pipe_dut.vh"
+    assert spec.describe()["files"][str(header)]
+    header.write_text(header.read_text().replace("12", "13"))
+    again = RtlDutSpec(sources=(design / "pipe_line.v", design / "pipe_dut.v"), include_dirs=(design / "include",))
+    assert again.cache_key() != key and again.sha256 != digest
+    assert "module pipe_line" in again._text and "13" in again._text
+
+
+def test_a_verilator_file_list_and_the_sources_own_folder(design, tmp_path):
+    """A -f file list (+incdir+, files, comments) gives the same design; an include next to
+    the source is found without --dut-rtl-include."""
+    flist = tmp_path / "design.f"
+    flist.write_text(f"// the example\n+incdir+{design / 'include'}\n{design / 'pipe_line.v'}\n"
+                     f"{design / 'pipe_dut.v'}\n")
+    by_list = RtlDutSpec(file_lists=(flist,))
+    by_args = RtlDutSpec(sources=(design / "pipe_line.v", design / "pipe_dut.v"), include_dirs=(design / "include",))
+    assert by_list.top == "pipe_dut" and by_list.sha256 == by_args.sha256
+    assert str(flist) in by_list.describe()["files"]
+    (design / "include" / "pipe_dut.vh").rename(design / "pipe_dut.vh")
+    beside = RtlDutSpec(sources=(design / "pipe_line.v", design / "pipe_dut.v"))
+    assert str(design / "pipe_dut.vh") in beside.describe()["files"]
+
+
+def test_a_missing_include_is_one_line_before_any_build(design):
+    with pytest.raises(ValueError, match=r"--dut-rtl: Verilator's preprocessor: .*Cannot find include file: "
+                                         r"'pipe_dut.vh'"):
+        RtlDutSpec(sources=(design / "pipe_line.v", design / "pipe_dut.v"))
+    with pytest.raises(ValueError, match="--dut-rtl-include: no such folder"):
+        RtlDutSpec(sources=(design / "pipe_dut.v",), include_dirs=(design / "nowhere",))
+
+
+def test_the_command_line_takes_several_files_include_folders_and_lists(capsys, design, monkeypatch):
+    from wirespeed import cli
+
+    monkeypatch.setattr(cli, "_claimed", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    seen = []
+    real = cli._sim_dut_spec
+    monkeypatch.setattr(cli, "_sim_dut_spec", lambda dut: seen.append(real(dut)) or seen[-1])
+    code = cli.main(["rfc2544", "--dut-rtl", str(design / "pipe_line.v"), "--dut-rtl", str(design / "pipe_dut.v"),
+                     "--dut-rtl-include", str(design / "include"), "--out", "unused"])
+    assert code == 130 and seen[0].top == "pipe_dut" and len(seen[0].describe()["files"]) == 3
+    code = cli.main(["rfc2544", "--dut-rtl", str(design / "pipe_dut.v"), "--out", "unused"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(err) == 1 and "Cannot find include file" in err[0]
+    assert err[0].startswith("wirespeed: error: --dut-rtl: Verilator's preprocessor:")

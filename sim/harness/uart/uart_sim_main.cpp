@@ -54,7 +54,7 @@ void on_signal(int signo) { g_signal = signo; }
 constexpr unsigned kResetCycles = 16;
 constexpr unsigned kPollCycles = 256;      // UART socket and control port, every 256 cycles
 constexpr uint32_t kDutBase = 0x00100000;  // as sim_harness.h and sim/control.py
-constexpr uint32_t kDutBytes = 0xC0;
+constexpr uint32_t kDutBytes = 0x140;
 
 struct Options {
     ws::UartLinkConfig link;
@@ -204,11 +204,16 @@ public:
             v = off == 0 ? reset_taken_ : 0;
         } else if (off < 0x40) {
             v = off < 0x10 ? cycles_ : 0;
-        } else {
+        } else if (off < 0xC0) {
             const ws::DutCounters& c = ((off - 0x40) / 0x40 ? b_ : a_)->counters();
             const uint64_t fields[8] = {c.frames_in, c.frames_out, c.dropped, c.errored,
                                         c.resets,    c.reset_lost, c.reset_at, c.up_at};
             v = fields[((off - 0x40) % 0x40) / 8];
+        } else {
+            const ws::DutCounters& c = ((off - 0xC0) / 0x40 ? b_ : a_)->counters();
+            const uint64_t fields[8] = {c.lost,     c.duplicated, c.reordered,    c.corrupted,
+                                        c.blackout, c.collapses,  c.corrupt_dups, c.reorder_hidden};
+            v = fields[((off - 0xC0) % 0x40) / 8];
         }
         value = uint32_t(off % 8 ? v >> 32 : v);
         return true;
@@ -234,9 +239,11 @@ void print_counters(const char* which, const ws::DutModel& m) {
     std::fprintf(stderr,
                  "WIRESPEED-SIM DUT %s %s frames_in=%" PRIu64 " frames_out=%" PRIu64
                  " dropped=%" PRIu64 " errored=%" PRIu64 " lost=%" PRIu64 " duplicated=%" PRIu64
-                 " reordered=%" PRIu64 " corrupted=%" PRIu64 " blackout=%" PRIu64 "\n",
+                 " reordered=%" PRIu64 " corrupted=%" PRIu64 " blackout=%" PRIu64
+                 " corrupt_dups=%" PRIu64 " reorder_hidden=%" PRIu64 "\n",
                  which, m.describe().c_str(), c.frames_in, c.frames_out, c.dropped, c.errored,
-                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout);
+                 c.lost, c.duplicated, c.reordered, c.corrupted, c.blackout, c.corrupt_dups,
+                 c.reorder_hidden);
 }
 
 void print_faults(const char* dir, const ws::FaultStats& s) {

@@ -8,6 +8,7 @@ every case.
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from pathlib import Path
@@ -54,10 +55,17 @@ def _show_warning(message: Any, category: Any, filename: Any, lineno: Any, file:
     err_console.print(f"wirespeed: warning: {message}", highlight=False, soft_wrap=True)
 
 
+@functools.lru_cache(maxsize=1)
+def click_command() -> Any:
+    """The command line as click builds it from the commands' annotations (once per process: it
+    takes most of a bad input's time)."""
+    return get_command(app)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     warnings.showwarning = _show_warning
-    command = get_command(app)
+    command = click_command()
     config_files.reset()    # errors about values from a --config file name the file and key (config_files.attribute)
     try:
         code = command.main(argv, prog_name="wirespeed", standalone_mode=False)
@@ -83,7 +91,7 @@ def _fail(line: str, code: int) -> int:
 def defaults_for(command_name: str, path: str | Path) -> dict[str, Any]:
     """The parameters a config file gives a ``wirespeed`` command, parsed and checked exactly as
     the equivalent flags would be: {parameter name: parsed value} (ConfigError, one line)."""
-    command = get_command(app).commands[command_name]     # type: ignore[attr-defined]
+    command = click_command().commands[command_name]
     try:
         with command.make_context(command_name, [], parent=None, resilient_parsing=True) as ctx:
             _, defaults = config_files.read_mapping(path, command, ctx)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,12 @@ from rich.console import Console
 
 from .. import parse
 from ..host.tester import DUT_EXAMPLE, ConnectError, RtlDut, Tester, connect
+from ..progress import build_progress
 from ..rfc2544.plan import PlanError
 from . import configfile as config_files
 
 __all__ = ["InputError", "err_console", "parser", "config_option", "target_option", "dut_option", "open_tester",
-           "DUT_EXAMPLE", "rtl_dut", "as_input_error"]
+           "DUT_EXAMPLE", "rtl_dut", "as_input_error", "Spinner"]
 
 err_console = Console(stderr=True)
 
@@ -76,40 +78,62 @@ def dut_option(help_text: str | None = None) -> Any:
     return typer.Option(help=help_text or f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), or a description of a real one.")
 
 
-def rtl_dut(dut: str | None, dut_rtl: Path | None, dut_rtl_top: str | None, target: str) -> str | RtlDut | None:
-    """``--dut-rtl FILE [--dut-rtl-top NAME]`` as the DUT of a simulation, else ``dut``."""
-    if dut_rtl is None:
-        if dut_rtl_top is not None:
-            raise InputError("--dut-rtl-top", "needs --dut-rtl FILE")
+def rtl_dut(dut: str | None, dut_rtl: Sequence[Path], dut_rtl_top: str | None, target: str,
+            include: Sequence[Path] = (), filelists: Sequence[Path] = ()) -> str | RtlDut | None:
+    """``--dut-rtl FILE... [--dut-rtl-include DIR...] [--dut-rtl-filelist FILE...]
+    [--dut-rtl-top NAME]`` as the DUT of a simulation, else ``dut``."""
+    if not dut_rtl and not filelists:
+        for flag, given in (("--dut-rtl-top", dut_rtl_top is not None), ("--dut-rtl-include", bool(include))):
+            if given:
+                raise InputError(flag, "needs --dut-rtl FILE (or --dut-rtl-filelist FILE)")
         return dut
+    flag = "--dut-rtl" if dut_rtl else "--dut-rtl-filelist"
     if dut is not None:
-        raise InputError("--dut-rtl", "give --dut or --dut-rtl, not both")
+        raise InputError(flag, "give --dut or --dut-rtl, not both")
     if target != "sim":
-        raise InputError("--dut-rtl", "needs --target sim (the module is simulated with the tester)")
-    return RtlDut(dut_rtl, dut_rtl_top)
+        raise InputError(flag, "needs --target sim (the module is simulated with the tester)")
+    return RtlDut(dut_rtl, include_dirs=include, file_lists=filelists, top=dut_rtl_top)
+
+
+class Spinner:
+    """A spinner on stderr for slow steps (``spinner(text)``; None ends it), and the stages of a
+    simulation build beside it (``spinner.progress``: on a terminal in its text, elsewhere as
+    plain lines; :func:`wirespeed.progress.build_progress`)."""
+
+    def __init__(self) -> None:
+        self.status: Any = None
+        self.what = ""
+
+    def __call__(self, text: str | None) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+        if text is not None:
+            self.what = text
+            self.status = err_console.status(text)
+            self.status.start()
+
+    def progress(self, text: str, *, note: bool = False) -> None:
+        build_progress(err_console, self.status, self.what)(text, note=note)
 
 
 @contextlib.contextmanager
 def open_tester(target: str, dut: str | RtlDut | None = None, *, management: str = "etherbone",
-                uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = ()) -> Iterator[Tester]:
-    """:func:`wirespeed.connect` with a spinner on stderr while a simulation starts, and every
-    failure as an InputError."""
-    status = None
-
-    def on_status(text: str | None) -> None:
-        nonlocal status
-        if status is not None:
-            status.stop()
-            status = None
-        if text is not None:
-            status = err_console.status(text)
-            status.start()
-
+                uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
+                print_notes: bool = True) -> Iterator[Tester]:
+    """:func:`wirespeed.connect` with a spinner on stderr while a simulation starts (and builds),
+    every failure as an InputError; ``print_notes``: show the tester's notes (a stale lock taken
+    over) at once (else they go into the results)."""
+    spinner = Spinner()
     try:
         with connect(target, dut, management=management, uart_faults=uart_faults, requires=requires,
-                     on_status=on_status) as tester:
+                     on_status=spinner, progress=spinner.progress, command=" ".join(sys.argv)) as tester:
+            spinner(None)
+            if print_notes:
+                for line in tester.notes:
+                    err_console.print(f"wirespeed: note: {line}", highlight=False, soft_wrap=True)
             yield tester
     except ConnectError as exc:
         raise as_input_error(exc) from None
     finally:
-        on_status(None)
+        spinner(None)

@@ -8,7 +8,10 @@ form are parsed through the same options.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,12 +25,15 @@ from ..host.tester import RtlDut, describe_dut, sim_dut_spec
 from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
+from ..traffic import PortAddress, check_distinct
+from ..trial_lines import control_summary
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
 from ..run import Run, RunFailed, requires
 from . import configfile as config_files
 from .app import app
 from .common import (
     InputError,
+    Spinner,
     as_input_error,
     config_option,
     dut_option,
@@ -88,26 +94,41 @@ def _common(
         help="IPv4 flows per direction, e.g. 100x20: 100 source addresses each sending to 20 destination "
              "addresses (counting up from the ports' addresses).")] = "1x1",
     json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
-    dut_rtl: Annotated[Path | None, typer.Option(
-        metavar="FILE", help="Your own Verilog module as the DUT, simulated with the tester (interface in "
-                             "docs/dut-rtl.md); instead of --dut.")] = None,
+    dut_rtl: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="Your own Verilog design as the DUT, simulated with the tester (interface in "
+                             "docs/dut-rtl.md); instead of --dut. Repeatable: every source file.")] = None,
+    dut_rtl_include: Annotated[list[Path] | None, typer.Option(
+        metavar="DIR", help="A folder of --dut-rtl's `include files (repeatable; each source's own folder is "
+                            "searched after these).")] = None,
+    dut_rtl_filelist: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="A Verilator file list (-f) of the design: files, +incdir+/-I, +define+ "
+                             "(repeatable; with or instead of --dut-rtl).")] = None,
     dut_rtl_top: Annotated[str | None, typer.Option(
-        metavar="NAME", help="The module of --dut-rtl to use (default: the last one in the file).")] = None,
+        metavar="NAME", help="The module of the design to use (default: the last one declared).")] = None,
     management: Annotated[Any, typer.Option(
         parser=parser(parse.choice("etherbone", "uart")), metavar="etherbone|uart",
         help="sim only: how the host reaches the simulated tester: etherbone, the harness's server on its "
              "register bus (fast); uart, the boards' management path (Etherbone over the gateware UART "
              "bridge, docs/management.md).")] = "etherbone",
-    uart_faults: Annotated[str | None, typer.Option(
-        metavar="RATES", help="with --management uart: faults on the simulated serial line, per frame in both "
-                              "directions, parts per million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")
-                           ] = None,
+    uart_faults: Annotated[Any, typer.Option(
+        parser=parser(lambda text: _fault_rates(text)), metavar="RATES",
+        help="with --management uart: faults on the simulated serial line, per frame in both directions, parts per "
+             "million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")] = None,
     resume: Annotated[Path | None, typer.Option(
         metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
                             "parameters (only --json, and --target for a board at a new address, may be given): "
                             "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="--out may hold an earlier run: it is moved aside, whole, to OUT.replaced-<time> (never "
+                        "deleted) and this run starts in an empty OUT.")] = False,
 ) -> None:
     """The run's common options (the template of the command's signature)."""
+
+
+def _fault_rates(text: str) -> str:
+    from wirespeed.sim.launcher import parse_fault_rates
+
+    return parse_fault_rates(text)
 
 
 def _tests(text: str) -> list[str]:
@@ -145,7 +166,8 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
     if values["resume"] is not None:
         return _resume_run(ctx, values["resume"], values["target"], values["json_out"])
     target = values["target"]
-    dut = rtl_dut(values["dut"], values["dut_rtl"], values["dut_rtl_top"], target)
+    dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target, values["dut_rtl_include"] or [],
+                  values["dut_rtl_filelist"] or [])
     if values["management"] != "etherbone" and target != "sim":
         raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
     if values["uart_faults"] is not None and values["management"] != "uart":
@@ -156,7 +178,14 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
             port, value = parse.address(text)
         except ValueError as exc:
             raise InputError("--address", str(exc)) from None
+        if port in addresses:
+            raise InputError("--address", f"port {port} is given twice; give each port once (any of mac=, ipv4=, "
+                                          "ipv6= in one --address)")
         addresses[port] = value
+    try:
+        check_distinct({p: addresses.get(p) or PortAddress.default(p) for p in (0, 1)})
+    except ValueError as exc:
+        raise InputError("--address", str(exc)) from None
     names = {opt.name for test in registry.all_tests() for opt in test.options}
     plan = Plan(tests=values["tests"], sizes=values["sizes"], trial_duration_ns=values["trial_duration"],
                 wait_ns=values["wait"], learning=values["learning"], learning_frames=values["learning_frames"],
@@ -172,19 +201,42 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
         _dut_spec(dut)          # a bad --dut is refused before any simulation starts
     out = values["out"]
     cfg = ctx.meta.get(config_files.META_KEY)
+    with _claimed(out, force=values["force"]) as (claimed, notes):
+        try:
+            if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
+                calibration, cal_info = _calibration(plan, target, configs)
+            with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
+                             requires=requires(configs, plan.learning_config), print_notes=False) as tester:
+                run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
+                          config_file=cfg.record() if cfg else None, claimed=claimed)
+                _execute(run, values["json_out"])
+            if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
+                _report_after_run(out)
+        except KeyboardInterrupt:
+            err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(130) from None
+
+
+@contextlib.contextmanager
+def _claimed(out: Path, *, force: bool = False, resume: bool = False,
+             field: str = "--out") -> Iterator[tuple[Any, list[str]]]:
+    """The results folder ``out`` held for the run, before anything slow starts
+    (:func:`wirespeed.outdir.claim`; ``resume``: locked as it is): (the claim, notes on a run
+    moved aside or a stale lock taken over)."""
+    from ..locks import Holder, LockBusy, results_lock
+    from ..outdir import OutDirError, claim
+
+    holder = Holder.current(command=" ".join(sys.argv), results=out)
+    notes: list[str] = []
     try:
-        if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
-            calibration, cal_info = _calibration(plan, target, configs)
-        with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
-                         requires=requires(configs, plan.learning_config)) as tester:
-            run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info,
-                      config_file=cfg.record() if cfg else None)
-            _execute(run, values["json_out"])
-        if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
-            _report_after_run(out)
-    except KeyboardInterrupt:
-        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
+        held = results_lock(out).acquire(holder) if resume else claim(out, holder, force=force, notes=notes)
+    except (LockBusy, OutDirError) as exc:
+        raise InputError(field, str(exc)) from None
+    except OSError as exc:
+        raise InputError(field, f"cannot lock {out}: {exc.strerror or exc}") from None
+    with held:
+        yield held, notes
 
 
 def _signature() -> inspect.Signature:
@@ -218,17 +270,7 @@ def _calibration(plan: Plan, target: str, configs: dict[str, Any]) -> tuple[Cali
     if "throughput" not in configs and plan.calibration == "auto":
         return None, None
     first = next(iter(configs.values()))
-    status = None
-
-    def on_status(text: str | None) -> None:
-        nonlocal status
-        if status is not None:
-            status.stop()
-            status = None
-        if text is not None:
-            status = err_console.status(text)
-            status.start()
-
+    on_status = Spinner()
     try:
         return resolve_calibration(plan, target, size_points.distinct_sizes(first.frame_sizes), on_status)
     except (ConnectError, PlanError) as exc:
@@ -245,7 +287,7 @@ def _execute(run: Run, json_out: bool) -> None:
         with ProgressView() as view:
             record = run.execute(on_event=view)
     except RunFailed as exc:
-        raise InputError("run", f"{exc} (results so far are in {out}/)", exit_code=1) from None
+        raise InputError(exc.field, str(exc), exit_code=1) from None
     except PlanError as exc:
         raise as_input_error(exc) from None
     if json_out:
@@ -253,6 +295,8 @@ def _execute(run: Run, json_out: bool) -> None:
         return
     for table in summary_tables(record):
         Console().print(table)
+    url = run.tester.transport.url if run.tester is not None else None
+    err_console.print(control_summary(record.control_path, url), highlight=False, soft_wrap=True)
     paths = run.writer.paths if run.writer is not None else []
     err_console.print(f"results: {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
 
@@ -288,6 +332,16 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
             flag = max(param.opts, key=len) if param.opts else param.name
             raise InputError("--resume", f"a resumed run keeps its recorded parameters: only --json and --target "
                                          f"(a board at a new address) may be given with it, not {flag}")
+    if not run_dir.is_dir():        # load_run says why; the lock would create the folder
+        return _resume_held(ctx, run_dir, target, json_out, None)
+    with _claimed(run_dir, resume=True, field="--resume") as (claimed, _):
+        return _resume_held(ctx, run_dir, target, json_out, claimed)
+
+
+def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool, claimed: Any) -> None:
+    """``_resume_run`` with the results folder held (``claimed``)."""
+    from typer._click.core import ParameterSource
+
     try:
         record = load_run(run_dir)
     except ResumeError as exc:
@@ -315,7 +369,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
             f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
     try:
         if not any(left.values()):              # everything was measured: only the status was left
-            _execute(Run.resume(record, None, run_dir, note=note), json_out)
+            _execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out)
         else:
             todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
             with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
@@ -326,7 +380,8 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
                 if tester.target != record.target:
                     note += f"; target {tester.target} (was {record.target})"
                     record.target = tester.target
-                _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note), json_out)
+                _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note, claimed=claimed),
+                         json_out)
         if not json_out:
             _report_after_run(run_dir)
     except KeyboardInterrupt:
@@ -343,7 +398,9 @@ def _recorded_dut(record: RunRecord) -> str | RtlDut:
     recorded = record.dut
     dut: str | RtlDut | None
     if recorded.get("model") == "rtl":
-        dut = RtlDut(recorded.get("path") or "", recorded.get("top") or None)
+        dut = RtlDut.recorded(recorded)
+        if "files" not in recorded:     # a run from before multi-file designs: one file, its own bytes
+            return _recorded_single_file_dut(recorded, dut)
     else:
         dut = (recorded.get("profile") or {}).get("given") or recorded.get("spec")
     if not dut:
@@ -357,3 +414,16 @@ def _recorded_dut(record: RunRecord) -> str | RtlDut:
                                      "(the DUT model or the --dut-rtl file changed?)")
     return dut
 
+
+def _recorded_single_file_dut(recorded: dict[str, Any], dut: RtlDut) -> RtlDut:
+    import hashlib
+
+    path = Path(str(recorded.get("path")))
+    try:
+        same = hashlib.sha256(path.read_bytes()).hexdigest() == recorded.get("sha256")
+    except OSError:
+        same = False
+    if not same:
+        raise InputError("--resume", f"the run's --dut-rtl file {path} is missing or changed since the run")
+    _dut_spec(dut)
+    return dut

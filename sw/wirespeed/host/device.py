@@ -219,13 +219,7 @@ class Device:
         fields per :data:`wirespeed.gateware.statsdesc.STATS_FIELDS` (docs/analyzer.md)."""
         from wirespeed.gateware.statsdesc import unpack_entry
         self.check_port(port)
-        # the gateware copies the snapshot into the window after the command (a few us)
-        copying = f"p{port}.ana.streams_copying"
-        if copying in self.regmap:
-            now = self.read_many([copying, "time.ns"])
-            if now[copying]:
-                self.wait_until([copying], lambda v: not v[copying], expected_ns=now["time.ns"],
-                                deadline_ns=now["time.ns"] + 10_000_000)
+        self._wait_streams_copied(port)
         return [unpack_entry(value) for value in self.read_memory(f"p{port}.ana.streams")]
 
     def read_stream_tx(self, port: int) -> list[tuple[int, int]]:
@@ -233,6 +227,35 @@ class Device:
         not id) as of the last SNAPSHOT (``pN.gen.stream_tx``)."""
         self.check_port(port)
         return [(value & (2**64 - 1), value >> 64) for value in self.read_memory(f"p{port}.gen.stream_tx")]
+
+    def read_stream_entries(self, port: int, indices: Sequence[int]) -> dict[int, dict[str, int]]:
+        """Entries ``indices`` of port ``port``'s per-stream statistics as of the last SNAPSHOT
+        (as :meth:`read_stream_stats`, reading only those entries: one transaction)."""
+        from wirespeed.gateware.statsdesc import unpack_entry
+        self.check_port(port)
+        self._wait_streams_copied(port)
+        reg = self.regmap[f"p{port}.ana.streams"]
+        wanted = sorted(set(indices))
+        offsets = [reg.offset + 4 * (reg.words * i + w) for i in wanted for w in range(reg.words)]
+        words = self.transport.transact([], offsets)
+        return {i: unpack_entry(reg.join(words[k * reg.words:(k + 1) * reg.words])) for k, i in enumerate(wanted)}
+
+    def _wait_streams_copied(self, port: int) -> None:
+        # the gateware copies the snapshot into the window after the command (a few us)
+        copying = f"p{port}.ana.streams_copying"
+        if copying in self.regmap:
+            now = self.read_many([copying, "time.ns"])
+            if now[copying]:
+                self.wait_until([copying], lambda v: not v[copying], expected_ns=now["time.ns"],
+                                deadline_ns=now["time.ns"] + 10_000_000)
+
+    #: simulation only: a callable returning the simulated DUT model's own counters, by
+    #: direction then name (``{"0->1": {"lost": ...}}``); trials record their difference
+    dut_probe: Callable[[], dict[str, dict[str, int]]] | None = None
+
+    def dut_counters(self) -> dict[str, dict[str, int]] | None:
+        """The simulated DUT model's counters now (None: not a simulation)."""
+        return self.dut_probe() if self.dut_probe is not None else None
 
     # generators
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel, Field, computed_field
 
 from ..traffic import Flow, PortAddress
+from . import sequence
 
 __all__ = ["PortCounters", "HistogramConfig", "LatencyHistogram", "PERCENTILES", "Latency", "TrialResult",
            "LearningResult", "GatewareId", "LAT_MIN_EMPTY", "HIST_BINS"]
@@ -150,8 +151,11 @@ class Latency(BaseModel):
 class TrialResult(BaseModel):
     """One trial: what was offered, and every counter of every port afterwards.
 
-    Pass criterion (RFC 2544 26.1, zero loss): frames were sent, every one was received
-    (received == sent), and no sequence or FCS errors were counted."""
+    Loss comes from the sequence tracking of each flow's stream when the build has it
+    (``streams``; :mod:`wirespeed.host.sequence`), else it is frames sent - frames received;
+    never negative. Pass criterion (RFC 2544 26.1, zero loss): frames were sent, none lost,
+    none duplicated, reordered or late, no sequence or FCS errors, and (without sequence
+    tracking) no more received than sent; ``failure`` says which failed."""
 
     frame_size: int | str = Field(description="bytes, FCS included, or a mix's label (wirespeed.sizes)")
     offered_fps: float
@@ -171,8 +175,17 @@ class TrialResult(BaseModel):
         default_factory=list, description="samples while the trial ran: [ns since START, frames sent, frames "
                                           "received, sequence + FCS errors] so far (rate over time)")
     streams: dict[int, dict[str, int]] = Field(
-        default_factory=dict, description="per stream id, when the trial reads them (rate-step trials): frames "
-                                          "sent and received, lost (sequence gaps), next expected sequence, period")
+        default_factory=dict, description="per stream id of the flows, when the build tracks sequence numbers: "
+                                          "frames sent and received, the receiving port's sequence counters "
+                                          "(in_order, lost: gaps before next_seq, duplicate, out_of_order, late; "
+                                          "docs/analyzer.md), FCS errors, next expected sequence (rate-step "
+                                          "trials: and each phase's period)")
+    control: dict[str, int] | None = Field(
+        None, description="the control path during the trial (register transactions with the tester): requests, "
+                          "retries, timeouts, duplicate answers, bad frames, resynchronisations")
+    dut_model: dict[str, dict[str, int]] | None = Field(
+        None, description="simulation only: the simulated DUT model's own counters over the trial (from CLEAR to "
+                          "the final snapshot), per direction 'A->B' of tester ports")
     responder: dict[int, dict[str, int]] = Field(
         default_factory=dict, description="per port, ARP/ND frames the responder saw and sent during the trial "
                                           "(pN.arp.arp_requests, arp_replies, ns_received, na_sent; from CLEAR "
@@ -199,11 +212,42 @@ class TrialResult(BaseModel):
     def rx_frames(self) -> int:
         return self._sum(self._rx_ports, "rx_frames")
 
+    @property
+    def _tracked(self) -> list[dict[str, int]]:
+        """The flows' streams with sequence counters ([] when the build has none)."""
+        streams = list(self.streams.values())
+        return streams if streams and all(sequence.tracked(s) for s in streams) else []
+
     @computed_field
     @property
     def lost_frames(self) -> int:
-        """Sent minus received (negative when frames were duplicated)."""
-        return self.tx_frames - self.rx_frames
+        """Frames that never arrived: from the sequence tracking, else sent - received; >= 0."""
+        tracked = self._tracked
+        if tracked:
+            return sequence.lost_frames(tracked)
+        return max(0, self.tx_frames - self.rx_frames)
+
+    def _sequence_count(self, field: str) -> int | None:
+        tracked = self._tracked
+        return sequence.count(tracked, field) if tracked else None
+
+    @computed_field
+    @property
+    def duplicate_frames(self) -> int | None:
+        """Frames received again (None: the build tracks no sequence numbers)."""
+        return self._sequence_count("duplicate")
+
+    @computed_field
+    @property
+    def out_of_order_frames(self) -> int | None:
+        """Frames that arrived after a later one of their stream (None: not tracked)."""
+        return self._sequence_count("out_of_order")
+
+    @computed_field
+    @property
+    def late_frames(self) -> int | None:
+        """Frames older than the history window (32 numbers) when they arrived (None: not tracked)."""
+        return self._sequence_count("late")
 
     @computed_field
     @property
@@ -220,10 +264,27 @@ class TrialResult(BaseModel):
     def loss_pct(self) -> float:
         return 100.0 * self.lost_frames / self.tx_frames if self.tx_frames else 0.0
 
+    @property
+    def unsent_received(self) -> int:
+        """Frames received that were not sent as such: duplicates (with sequence tracking),
+        else received beyond sent."""
+        duplicate = self.duplicate_frames
+        return duplicate if duplicate is not None else max(0, self.rx_frames - self.tx_frames)
+
+    @computed_field
+    @property
+    def failure(self) -> str | None:
+        """Why the trial is not loss free (None: it is), e.g. '19 lost, 27 duplicated'."""
+        reasons = sequence.failure_reasons(
+            tx_frames=self.tx_frames, rx_frames=self.rx_frames, lost=self.lost_frames, fcs_errors=self.fcs_errors,
+            seq_errors=self.seq_errors, duplicate=self.duplicate_frames, out_of_order=self.out_of_order_frames,
+            late=self.late_frames)
+        return ", ".join(reasons) or None
+
     @computed_field
     @property
     def passed(self) -> bool:
-        return self.tx_frames > 0 and self.lost_frames == 0 and self.seq_errors == 0 and self.fcs_errors == 0
+        return self.failure is None
 
     @computed_field
     @property

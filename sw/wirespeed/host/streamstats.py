@@ -21,10 +21,10 @@ from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
 from .models import PERCENTILES, HistogramConfig, LatencyHistogram
+from .sequence import tail_loss
 
 __all__ = ["StreamRef", "StreamResult", "stream_results", "stream_refs", "tail_loss"]
 
-SEQ_MOD = 1 << 32
 N_TABLE = 16     # entries of pN.ana.streams (and streams of a generator)
 
 
@@ -92,16 +92,6 @@ class StreamResult(BaseModel):
                    fcs_errors=entry["fcs_errors"], in_order=entry["in_order"],
                    lost=entry["lost"] + tail_loss(tx_frames, entry), duplicate=entry["duplicate"],
                    out_of_order=entry["out_of_order"], late=entry["late"], **lat)
-
-
-def tail_loss(tx_frames: int, entry: dict[str, int]) -> int:
-    """Frames sent after the last sequence number received: ``tx_frames - next_seq`` when
-    positive. ``next_seq`` is 32 bits: it is taken as the number closest below or at
-    ``tx_frames`` with the same low 32 bits (serial number arithmetic, RFC 1982)."""
-    if not (entry["rx_frames"] or entry["next_seq"]):
-        return tx_frames      # nothing received since CLEAR: every frame sent is lost
-    ahead = (tx_frames - entry["next_seq"]) % SEQ_MOD
-    return ahead if ahead < SEQ_MOD // 2 else 0
 
 
 def stream_refs(device, items: Iterable) -> list[StreamRef]:

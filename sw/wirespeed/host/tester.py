@@ -47,16 +47,27 @@ class ConnectError(WirespeedError):
 
 
 class RtlDut:
-    """A Verilog DUT simulated with the tester (``--dut-rtl FILE [--dut-rtl-top NAME]``)."""
+    """A Verilog design simulated with the tester as the DUT (``--dut-rtl FILE...``,
+    ``--dut-rtl-include DIR...``, ``--dut-rtl-filelist FILE...``, ``--dut-rtl-top NAME``):
+    its files as read from ``cwd`` (default: the current folder)."""
 
-    def __init__(self, path: Path | str, top: str | None = None):
-        self.path, self.top = Path(path), top
+    def __init__(self, sources: Sequence[Path | str] = (), *, include_dirs: Sequence[Path | str] = (),
+                 file_lists: Sequence[Path | str] = (), top: str | None = None, cwd: Path | str | None = None):
+        self.fields: dict[str, Any] = {
+            "sources": [str(p) for p in sources], "include_dirs": [str(p) for p in include_dirs],
+            "file_lists": [str(p) for p in file_lists], "top": top, "cwd": str(cwd or Path.cwd())}
+
+    @classmethod
+    def recorded(cls, dut: dict[str, Any]) -> RtlDut:
+        """The design a run's results describe (``dut``, model rtl)."""
+        return cls(dut.get("sources") or [dut.get("path")], include_dirs=dut.get("include_dirs", ()),
+                   file_lists=dut.get("file_lists", ()), top=dut.get("top"), cwd=dut.get("cwd"))
 
     def spec(self) -> Any:
         from wirespeed.sim.dut_rtl import RtlDutSpec
 
         try:
-            return RtlDutSpec(path=self.path, top=self.top)
+            return RtlDutSpec(**self.fields)
         except ValueError as exc:
             errors = getattr(exc, "errors", None)
             msg = errors()[0]["msg"].removeprefix("Value error, ") if callable(errors) else str(exc)
@@ -100,6 +111,8 @@ class Tester(Device):
                  control: Transport | None = None, config: Any = None, config_word: int | None = None):
         super().__init__(transport, regmap)
         self.target, self.dut, self.control, self.config, self.config_word = target, dut, control, config, config_word
+        #: what the results should say of how the tester was had (a stale lock taken over)
+        self.notes: list[str] = []
 
     @property
     def is_simulation(self) -> bool:
@@ -137,10 +150,15 @@ class Tester(Device):
 @contextlib.contextmanager
 def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management: str = "etherbone",
             uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
-            on_status: Callable[[str | None], None] | None = None, check_identity: bool = True) -> Iterator[Tester]:
-    """The tester at ``target`` (see the module doc). ``requires``: ``(field, block, why)`` for
-    each optional gateware block the caller needs (:meth:`Tester.require`); ``on_status`` is told
-    what slow step is under way (a first simulation start builds it) and None when it is over."""
+            on_status: Callable[[str | None], None] | None = None, progress: Callable[..., None] | None = None,
+            check_identity: bool = True, command: str | None = None) -> Iterator[Tester]:
+    """The tester at ``target`` (see the module doc), held for the block: a board by its lock
+    (:func:`wirespeed.locks.tester_lock`: a second user is refused, naming the first; a
+    simulation is the caller's own). ``requires``: ``(field, block, why)`` for each optional
+    gateware block the caller needs (:meth:`Tester.require`); ``on_status`` is told what slow step
+    is under way (a first simulation start builds it) and None when it is over, ``progress`` the
+    stages of such a build (:func:`wirespeed.sim.build.ensure_binary`); ``command``: what the
+    lock says the holder runs."""
     if management not in MANAGEMENT:
         raise ConnectError("--management", f"{' or '.join(MANAGEMENT)}; not {management!r}")
     if management != "etherbone" and target != "sim":
@@ -149,10 +167,11 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
         raise ConnectError("--uart-faults", "needs --management uart")
     status = on_status or (lambda text: None)
     with contextlib.ExitStack() as stack:
+        notes = _hold(stack, target, command)
         control = None
         try:
             if target == "sim":
-                transport, control = _start_simulation(stack, dut, management, uart_faults, status)
+                transport, control = _start_simulation(stack, dut, management, uart_faults, status, progress)
             else:
                 transport = stack.enter_context(open_target(target))
         except ConnectError:
@@ -161,12 +180,34 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
             raise ConnectError("--target", str(exc)) from None
         tester = _open(transport, target, describe_dut(dut, target) | _management_note(management, uart_faults),
                        control, requires)
+        tester.notes = notes
+        if target == "sim" and not isinstance(dut, RtlDut):     # an RTL DUT leaves the models idle
+            from wirespeed.sim.control import DutControl
+
+            tester.dut_probe = DutControl(control or transport).counts
         if check_identity:
             try:
                 tester.connect()
             except WirespeedError as exc:
                 raise ConnectError("--target", str(exc)) from None
         yield tester
+
+
+def _hold(stack: contextlib.ExitStack, target: str, command: str | None) -> list[str]:
+    """The board's lock, held until ``stack`` closes (none for a simulation: each run has its
+    own); notes on a stale lock taken over."""
+    from ..locks import Holder, LockBusy, tester_lock
+
+    lock = tester_lock(target)
+    if lock is None:
+        return []
+    try:
+        stack.enter_context(lock.acquire(Holder.current(command=command)))
+    except LockBusy as exc:
+        raise ConnectError("--target", str(exc)) from None
+    except OSError as exc:
+        raise ConnectError("--target", f"cannot lock the tester ({lock.path}): {exc.strerror or exc}") from None
+    return [f"{target}: took over the lock of {lock.stale.describe()}, which had ended"] if lock.stale else []
 
 
 def _management_note(management: str, uart_faults: str | None) -> dict[str, str]:
@@ -192,8 +233,8 @@ def _open(transport: Transport, target: str, dut: dict[str, Any], control: Trans
 
 
 def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, management: str,
-                      uart_faults: str | None, status: Callable[[str | None], None]
-                      ) -> tuple[Transport, Transport | None]:
+                      uart_faults: str | None, status: Callable[[str | None], None],
+                      progress: Callable[..., None] | None) -> tuple[Transport, Transport | None]:
     try:
         from wirespeed.sim.launcher import SimProcess, UartFaults
     except ImportError as exc:
@@ -202,7 +243,7 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
     if management == "etherbone":
         status("starting the simulation (its first start builds it with Verilator)")
         try:
-            sim = stack.enter_context(_Simulation(SimProcess(spec)))
+            sim = stack.enter_context(_Simulation(SimProcess(spec, progress=progress)))
         finally:
             status(None)
         return stack.enter_context(EtherboneTransport(sim.host, sim.port)), None
@@ -211,7 +252,7 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
     except ValueError as exc:
         raise ConnectError("--uart-faults", str(exc)) from None
     try:
-        process = SimProcess(spec, management="uart", faults=faults)
+        process = SimProcess(spec, management="uart", faults=faults, progress=progress)
     except ValueError as exc:
         raise ConnectError("--management", str(exc)) from None
     status("starting the simulation reached over its UART (its first start builds it)")

@@ -25,6 +25,7 @@ from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
 from ..ethernet import LINK_BPS, WIRE_OVERHEAD, line_rate_fps
 from ..traffic import Flow, PortProgram, ns_to_cycles, period_to_rate, rate_to_period
+from . import sequence
 from .models import HistogramConfig, PortCounters, TrialResult
 
 __all__ = ["Constant", "TwoPhase", "Burst", "Schedule", "run_trial", "wait_generators_done", "DRAIN_STEPS"]
@@ -91,6 +92,7 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
     if isinstance(schedule, Burst) and schedule.frames < 1:
         raise ValueError(f"a burst needs at least one frame, not {schedule.frames}")
     dev.check_flows(flows)
+    control = dev.transport.control_stats()
     dev.stop()
     tx_ports = [flow.tx_port for flow in flows]
     for port in set(range(dev.n_ports)) - set(tx_ports):
@@ -104,6 +106,7 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
         dev.configure_histogram(port, histogram)
         dev.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
     dev.clear()
+    model = dev.dut_counters()
     try:
         started = dev.start()
         timeline = [] if isinstance(schedule, Burst) else \
@@ -113,12 +116,13 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
     finally:
         if isinstance(schedule, TwoPhase):
             dev.write_many({f"p{flows[0].tx_port}.gen.phase_at": 0, f"p{flows[0].tx_port}.gen.phase2": 0})
-    streams = _phase_streams(dev, flows[0], phase_periods) if phase_periods else {}
+    streams = _phase_streams(dev, flows[0], phase_periods) if phase_periods else _flow_streams(dev, flows, counters)
+    histograms = {p: dev.read_histogram(p, histogram, counters[p]) for p in rx_ports}
+    responder = dev.read_responder(sorted({*tx_ports, *rx_ports}))
     return TrialResult(frame_size=points.pop(), offered_fps=offered, period_q32=period, duration_ns=duration,
                        wait_ns=wait_ns, flows=list(flows), started_ns=started, counters=counters, lat_def=lat_def,
-                       histograms={p: dev.read_histogram(p, histogram, counters[p]) for p in rx_ports},
-                       drain_steps=drain, timeline=timeline, streams=streams,
-                       responder=dev.read_responder(sorted({*tx_ports, *rx_ports})))
+                       histograms=histograms, drain_steps=drain, timeline=timeline, streams=streams,
+                       responder=responder, **_trial_end(dev, control, model))
 
 
 def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, int, int, list[int]]:
@@ -159,16 +163,45 @@ def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, in
     return line, compiled.streams[0].descriptor["period"], burst_ns, []
 
 
+def _flow_streams(dev: Any, flows: Sequence[Flow], counters: dict[int, PortCounters]) -> dict[int, dict[str, int]]:
+    """Each flow's stream after a trial (:data:`sequence.STREAM_FIELDS`), by stream id: the
+    frames its port sent (its program's only stream) and the receiving port's entry; {} when a
+    receiving port does not track sequence numbers (no per-stream statistics)."""
+    if not all(dev.counts_sequence_errors(f.rx_port) and f"p{f.rx_port}.ana.streams" in dev.regmap for f in flows):
+        return {}
+    wanted: dict[int, list[int]] = {}
+    for flow in flows:
+        wanted.setdefault(flow.rx_port, []).append(flow.spec.stream_id & 15)
+    entries = {port: dev.read_stream_entries(port, indices) for port, indices in wanted.items()}
+    streams = {}
+    for flow in flows:
+        entry = entries[flow.rx_port][flow.spec.stream_id & 15]
+        streams[flow.spec.stream_id] = {"tx_frames": counters[flow.tx_port].tx_frames,
+                                        **{k: entry[k] for k in sequence.STREAM_FIELDS[1:]}}
+    return streams
+
+
 def _phase_streams(dev: Any, flow: Flow, periods: list[int]) -> dict[int, dict[str, int]]:
-    """Each phase's stream of a rate-step trial: frames sent and received, lost (sequence gaps),
-    next expected sequence and period."""
+    """Each phase's stream of a rate-step trial (:data:`sequence.STREAM_FIELDS`) and its period."""
     sent, got = dev.read_stream_tx(flow.tx_port), dev.read_stream_stats(flow.rx_port)
     streams = {}
     for index, sid in enumerate((flow.spec.stream_id, flow.spec.stream_id + 8)):
         stats = got[sid & 15]
-        streams[sid] = {"tx_frames": sent[index][0], "rx_frames": stats["rx_frames"], "lost": stats["lost"],
-                        "next_seq": stats["next_seq"], "period_q32": periods[index]}
+        streams[sid] = {"tx_frames": sent[index][0], **{k: stats[k] for k in sequence.STREAM_FIELDS[1:]},
+                        "period_q32": periods[index]}
     return streams
+
+
+def _trial_end(dev: Any, control: dict[str, int], model: dict[str, dict[str, int]] | None) -> dict[str, Any]:
+    """The trial's control-path counters and DUT model counters (since ``control`` and
+    ``model`` were taken), as TrialResult fields."""
+    after = dev.transport.control_stats()
+    fields: dict[str, Any] = {"control": {k: after[k] - control.get(k, 0) for k in after}}
+    if model is not None:
+        now = dev.dut_counters() or {}
+        fields["dut_model"] = {d: {k: v - model.get(d, {}).get(k, 0) for k, v in values.items()}
+                               for d, values in now.items()}
+    return fields
 
 
 def _settle(dev: Any, wait_ns: int, rx_ports: Sequence[int]) -> tuple[dict[int, PortCounters], int]:

@@ -8,13 +8,13 @@ import io
 from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from .. import sizes as size_points
 from ..host.models import HistogramConfig, LearningResult, TrialResult
-from ..traffic import Flow, PortAddress, flow_stream
+from ..traffic import Flow, PortAddress, check_distinct, flow_stream
 
-__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning", "csv_text"]
+__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning", "csv_text", "sequence_cells"]
 
 RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
 RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers
@@ -51,6 +51,17 @@ class PortPairConfig(BaseModel):
     @classmethod
     def _sizes(cls, sizes: list[int | str]) -> list[int | str]:
         return size_points.parse_list(sizes)
+
+    def port_addresses(self) -> dict[int, PortAddress]:
+        """The addresses of the test's two ports: given, else the defaults."""
+        return {p: self.addresses.get(p) or PortAddress.default(p) for p in (self.tx_port, self.rx_port)}
+
+    @model_validator(mode="after")
+    def _distinct(self):
+        if self.tx_port == self.rx_port:
+            raise ValueError(f"tx_port and rx_port must differ, not both {self.tx_port}")
+        check_distinct(self.port_addresses())
+        return self
 
     def flows(self, frame_len: int | str) -> list[Flow]:
         """The test's traffic of ``frame_len`` byte frames (or of a mix, its label):
@@ -97,3 +108,9 @@ def csv_text(columns: list[str], rows: list[list]) -> str:
     writer.writerow(columns)
     writer.writerows(rows)
     return out.getvalue()
+
+
+def sequence_cells(trial: TrialResult) -> list[int | str]:
+    """Duplicated, out-of-order and late frames, as CSV cells (empty: the build tracks no
+    sequence numbers)."""
+    return ["" if n is None else n for n in (trial.duplicate_frames, trial.out_of_order_frames, trial.late_frames)]

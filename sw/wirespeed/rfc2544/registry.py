@@ -68,7 +68,8 @@ class TestType:
     durations, traffic, learning) and the parsed values of its own options, or raises
     :class:`~wirespeed.rfc2544.plan.PlanError`; ``run(ctx, config)`` measures every frame size of
     the configuration through the run context and returns the results (one per frame size,
-    ``result``); ``tables(results, record)`` gives its CSV files (name -> (columns, text));
+    ``result``); ``tables(results, record)`` gives its CSV files (name -> (columns, text); ``files``: the names
+    it may write);
     ``summary(results, record)`` the console tables. ``needs``: tests whose results it uses, each
     with why (their results reach it through the context), ``blocks``: optional gateware blocks it needs
     (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why)."""
@@ -83,6 +84,7 @@ class TestType:
     run: Callable[[RunContext, Any], list[Any]]
     tables: Callable[[Sequence[Any], Any], dict[str, tuple[list[str], str]]]
     summary: Callable[[Sequence[Any], Any], list[Table]]
+    files: Sequence[str] = ()
     options: Sequence[Option] = ()
     definitions: Mapping[str, str] = field(default_factory=dict)
     needs: Mapping[str, str] = field(default_factory=dict)

@@ -5,13 +5,14 @@ networks, so an address outside those ranges draws :class:`BenchmarkRangeWarning
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
-__all__ = ["BENCHMARK_NET", "BENCHMARK_NET6", "BenchmarkRangeWarning", "MacAddress", "PortAddress", "tester_mac",
-           "tester_ip", "tester_ipv6"]
+__all__ = ["BENCHMARK_NET", "BENCHMARK_NET6", "BenchmarkRangeWarning", "MacAddress", "PortAddress", "check_distinct",
+           "tester_mac", "tester_ip", "tester_ipv6"]
 
 BENCHMARK_NET = IPv4Network("198.18.0.0/15")  # RFC 2544 C.2.2, RFC 6815
 BENCHMARK_NET6 = IPv6Network("2001:2::/48")  # RFC 5180 5
@@ -59,6 +60,17 @@ class PortAddress(BaseModel):
     ipv4: IPv4Address
     ipv6: IPv6Address
 
+    @model_validator(mode="after")
+    def _unicast(self):
+        # a port's own address is a source and a neighbour's answer: one host, never a group
+        if int(self.mac[:2], 16) & 1 or self.mac == "00:00:00:00:00:00":
+            raise ValueError(f"mac: a unicast address (the first octet even, not all zero), not {self.mac}")
+        if self.ipv4.is_multicast or self.ipv4.is_unspecified or self.ipv4 == IPv4Address("255.255.255.255"):
+            raise ValueError(f"ipv4: a unicast address (not multicast, broadcast or 0.0.0.0), not {self.ipv4}")
+        if self.ipv6.is_multicast or self.ipv6.is_unspecified:
+            raise ValueError(f"ipv6: a unicast address (not multicast or ::), not {self.ipv6}")
+        return self
+
     @classmethod
     def default(cls, port: int) -> "PortAddress":
         return cls(mac=tester_mac(port), ipv4=tester_ip(port), ipv6=tester_ipv6(port))
@@ -66,3 +78,17 @@ class PortAddress(BaseModel):
     def registers(self, port: int) -> dict[str, int]:
         return {f"p{port}.arp.mac": int(self.mac.replace(":", ""), 16), f"p{port}.arp.ipv4": int(self.ipv4),
                 f"p{port}.arp.ipv6": int(self.ipv6)}
+
+
+def check_distinct(addresses: Mapping[int, PortAddress]) -> None:
+    """ValueError (one line) when two ports share a MAC, IPv4 or IPv6 address (a DUT could not
+    tell them apart)."""
+    ports = sorted(addresses)
+    for field in ("mac", "ipv4", "ipv6"):
+        seen: dict[str, int] = {}
+        for port in ports:
+            value = str(getattr(addresses[port], field))
+            if value in seen:
+                raise ValueError(f"ports {seen[value]} and {port} have the same {field} {value}: each port needs "
+                                 "its own")
+            seen[value] = port

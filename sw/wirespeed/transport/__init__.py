@@ -6,11 +6,11 @@ A transport moves 32-bit words; register names are the host's business
 
 from __future__ import annotations
 
-from .base import MAX_BURST, Transport
+from .base import CONTROL_COUNTERS, MAX_BURST, Transport
 from .fake import FakeTransport
 from .udp import DEFAULT_PORT, EtherboneTransport, parse_udp_url
 
-__all__ = ["Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
+__all__ = ["CONTROL_COUNTERS", "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
            "MAX_BURST"]
 
 

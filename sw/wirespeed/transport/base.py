@@ -7,6 +7,12 @@ with reads is one record whose writes carry the read values to "base address" = 
 base return address, used as a tag to match answers to requests. A record without reads is not
 answered, so every request here carries at least one read: when a transaction has no reads of
 its own, it reads back the first address it wrote, and that answer confirms the write arrived.
+
+Every transport counts its control-path recovery in ``stats`` (:data:`CONTROL_COUNTERS`):
+records sent (``requests``), tries after the first (``retries``), waits that ended without an
+answer (``timeouts``), answers to an earlier try or tag that were skipped (``duplicates``),
+received frames that were not answers (``bad_frames``) and tag resynchronisations
+(``resyncs``, serial only); runs record them per trial and in total.
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ from litex.tools.remote.etherbone import (
 )
 
 __all__ = ["Transport", "Record", "plan_records", "encode_request", "decode_answer", "initial_tag", "next_tag",
-           "MAX_BURST", "WORD_MASK"]
+           "MAX_BURST", "WORD_MASK", "CONTROL_COUNTERS"]
 
 MAX_BURST = 255  # reads or writes per Etherbone record
 WORD_MASK = 0xFFFFFFFF
+CONTROL_COUNTERS = ("requests", "retries", "timeouts", "duplicates", "bad_frames", "resyncs")
 
 
 class Transport(abc.ABC):
@@ -44,6 +51,12 @@ class Transport(abc.ABC):
 
     def read(self, addrs: Sequence[int]) -> list[int]:
         return self.transact((), addrs)
+
+    def control_stats(self) -> dict[str, int]:
+        """A copy of the control-path counters (:data:`CONTROL_COUNTERS`; 0 where a
+        transport has no such event)."""
+        stats = getattr(self, "stats", None) or {}
+        return {k: int(stats.get(k, 0)) for k in CONTROL_COUNTERS}
 
     def write(self, pairs: Sequence[tuple[int, int]]) -> None:
         self.transact(pairs, ())

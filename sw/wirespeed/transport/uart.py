@@ -30,7 +30,16 @@ from urllib.parse import parse_qs, urlsplit
 import serial
 
 from ..errors import TransportError
-from .base import Record, Transport, decode_answer, encode_request, initial_tag, next_tag, plan_records
+from .base import (
+    CONTROL_COUNTERS,
+    Record,
+    Transport,
+    decode_answer,
+    encode_request,
+    initial_tag,
+    next_tag,
+    plan_records,
+)
 
 __all__ = ["SerialTransport", "SlipDecoder", "slip_frame", "decode_stale", "parse_serial_url",
            "DEFAULT_BAUD", "RESYNC_STEP"]
@@ -142,9 +151,10 @@ class SerialTransport(Transport):
     """Etherbone records over a SLIP/CRC-32 framed serial line (see the module docstring).
 
     ``stats`` counts ``requests`` (records sent, first tries), ``retries`` (tries after a
-    timeout), ``bad_frames`` (received frames with a bad CRC or escape), ``skipped``
-    (answers to other tags: late or duplicated), ``resyncs`` (stale answers to the current
-    request).
+    timeout), ``timeouts`` (waits that ended without an answer), ``bad_frames`` (received
+    frames with a bad CRC or escape), ``duplicates`` (answers to other tags: late or
+    duplicated), ``resyncs`` (stale answers to the current request); the keys are
+    :data:`~wirespeed.transport.base.CONTROL_COUNTERS`.
     """
 
     def __init__(self, url: str, timeout: float = 1.0, retries: int = 5):
@@ -166,7 +176,7 @@ class SerialTransport(Transport):
             raise TransportError(f"cannot open {url}: {_one_line(exc)}") from None
         self._decoder = SlipDecoder()
         self._tag = initial_tag()
-        self.stats = {"requests": 0, "retries": 0, "bad_frames": 0, "skipped": 0, "resyncs": 0}
+        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
 
     def close(self) -> None:
         self._port.close()
@@ -190,6 +200,7 @@ class SerialTransport(Transport):
             self._send(slip_frame(encode_request(record, self._tag)))
             answer = self._await_answer(self._tag)
             if answer is None:
+                self.stats["timeouts"] += 1
                 continue
             kind, value = answer
             if kind == "stale":
@@ -232,7 +243,7 @@ class SerialTransport(Transport):
                 stale = decode_stale(packet)
                 if stale is not None and stale[0] == tag:
                     return "stale", stale[1]
-                self.stats["skipped"] += 1
+                self.stats["duplicates"] += 1
         return None
 
 

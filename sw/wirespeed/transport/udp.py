@@ -19,7 +19,16 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from ..errors import TransportError
-from .base import Record, Transport, decode_answer, encode_request, initial_tag, next_tag, plan_records
+from .base import (
+    CONTROL_COUNTERS,
+    Record,
+    Transport,
+    decode_answer,
+    encode_request,
+    initial_tag,
+    next_tag,
+    plan_records,
+)
 
 __all__ = ["EtherboneTransport", "parse_udp_url", "DEFAULT_PORT"]
 
@@ -46,6 +55,7 @@ class EtherboneTransport(Transport):
             local_port = 0 if ipaddress.ip_address(self._remote[0]).is_loopback else port
         self._sock = _bind_udp(local_port, self.url)
         self._tag = initial_tag()
+        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
 
     def close(self) -> None:
         self._sock.close()
@@ -61,13 +71,17 @@ class EtherboneTransport(Transport):
     def _exchange(self, record: Record) -> list[int]:
         self._tag = next_tag(self._tag)
         request = encode_request(record, self._tag)
-        for _ in range(self.retries):
+        self.stats["requests"] += 1
+        for attempt in range(self.retries):
+            if attempt:
+                self.stats["retries"] += 1
             self._send(request)
             words = self._await_answer(self._tag)
             if words is not None:
                 if len(words) != len(record.reads):
                     raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
                 return words
+            self.stats["timeouts"] += 1
         raise TransportError(f"no answer from {self.url} after {self.retries} tries")
 
     def _send(self, request: bytes) -> None:
@@ -89,6 +103,7 @@ class EtherboneTransport(Transport):
             answer = decode_answer(datagram)
             if answer is not None and answer[0] == tag:
                 return answer[1]
+            self.stats["duplicates" if answer is not None else "bad_frames"] += 1
         return None
 
 

@@ -35,6 +35,7 @@ from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
 from ...traffic import Flow
+from ...trial_lines import trial_extras, verdict
 from ...units import format_duration
 from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
@@ -241,11 +242,8 @@ def run_back_to_back(tester: Any, config: BackToBackConfig, on_event=None,
 
 
 def _trial_line(rep: int, step: int, burst: int, result: TrialResult) -> str:
-    errors = f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}" if (
-        result.seq_errors or result.fcs_errors) else ""
-    verdict = "[green]pass[/]" if result.passed else "[red]fail[/]"
     return (f"{size_points.text(result.frame_size):>7}  b2b rep {rep:>2} trial {step:>2}  burst {burst:>9,}  "
-            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{errors}  {verdict}")
+            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}")
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -272,6 +270,7 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> BackToBackConfig:
 
 TEST = register(TestType(
     name="back-to-back", section="26.4", title="Back-to-back frames", order=3,
+    files=("Back_to_Back.csv",),
     config=BackToBackConfig, result=BackToBackResult, configure=_configure, run=run,
     tables=lambda results, record: {"Back_to_Back.csv": (BACK_TO_BACK_COLUMNS, back_to_back_csv(list(results)))},
     summary=_summary,

@@ -23,8 +23,9 @@ from ... import parse
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
+from ...trial_lines import trial_extras
 from ...units import format_duration
-from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
+from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text, sequence_cells
 from ..context import RunContext, run_alone
 from ..registry import Option, Table, TestType, register
 from ..search import RFC_STEP_PCT, step_frame_loss
@@ -98,14 +99,16 @@ class FrameLossResult(BaseModel):
 
 
 FRAME_LOSS_COLUMNS = ["frame_size_B", "offered_pct_line_rate", "offered_fps", "theoretical_max_fps", "duration_ms",
-                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "measured_rx_fps"]
+                      "frames_sent", "frames_received", "frames_lost", "loss_pct", "frames_duplicated",
+                      "frames_out_of_order", "frames_late", "fcs_errors", "measured_rx_fps"]
 
 
 def frame_loss_csv(results: list[FrameLossResult]) -> str:
     """Frame_Loss.csv: one row per frame size and load point, in the order measured."""
     rows = [[r.frame_size, f"{p.offered_pct:.3f}", f"{p.offered_fps:.2f}", f"{r.theoretical_max_fps:.2f}",
              f"{p.trial.duration_ns / 1e6:.3f}", p.trial.tx_frames, p.trial.rx_frames, p.trial.lost_frames,
-             f"{p.loss_pct:.4f}", f"{p.trial.measured_rx_fps:.2f}"] for r in results for p in r.points]
+             f"{p.loss_pct:.4f}", *sequence_cells(p.trial), p.trial.fcs_errors, f"{p.trial.measured_rx_fps:.2f}"]
+            for r in results for p in r.points]
     return csv_text(FRAME_LOSS_COLUMNS, rows)
 
 
@@ -147,17 +150,24 @@ def run_frame_loss(tester: Any, config: FrameLossConfig, on_event=None) -> list[
 def _trial_line(step: int, pct: float, result: TrialResult) -> str:
     return (f"{size_points.text(result.frame_size):>7}  loss trial {step:>2}  {pct:7.3f} %  "
             f"{result.offered_fps:>13,.1f} fps  sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  "
-            f"loss {result.loss_pct:8.4f} %")
+            f"loss {result.loss_pct:8.4f} %{trial_extras(result)}")
 
 
 # The test ---------------------------------------------------------------------------------------------
 
 
 def _summary(results: Sequence[FrameLossResult], record: Any) -> list[Table]:
-    rows = [[str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}", f"{p.trial.tx_frames:,}",
-             f"{p.trial.rx_frames:,}", f"{p.loss_pct:.4f}"] for r in results for p in r.points]
+    rows = []
+    for r in results:
+        for p in r.points:
+            t = p.trial
+            rows.append([str(r.frame_size), f"{p.offered_pct:g}", f"{p.offered_fps:,.1f}", f"{t.tx_frames:,}",
+                         f"{t.rx_frames:,}", f"{t.lost_frames:,}", f"{p.loss_pct:.4f}",
+                         *("-" if n is None else f"{n:,}" for n in (t.duplicate_frames, t.out_of_order_frames,
+                                                                    t.late_frames)), f"{t.fcs_errors:,}"])
     return [Table("RFC 2544 26.3 frame loss rate",
-                  ["frame size B", "load %", "offered fps", "sent", "received", "loss %"], rows)]
+                  ["frame size B", "load %", "offered fps", "sent", "received", "lost", "loss %", "duplicated",
+                   "out of order", "late", "FCS errors"], rows)]
 
 
 def _configure(plan: Any, options: Mapping[str, Any]) -> FrameLossConfig:
@@ -169,12 +179,13 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> FrameLossConfig:
 
 TEST = register(TestType(
     name="frame-loss", section="26.3", title="Frame loss rate", order=2,
+    files=("Frame_Loss.csv",),
     config=FrameLossConfig, result=FrameLossResult, configure=_configure, run=run,
     tables=lambda results, record: {"Frame_Loss.csv": (FRAME_LOSS_COLUMNS, frame_loss_csv(list(results)))},
     summary=_summary,
-    definitions={"frame_loss": "RFC 2544 26.3: loss % = (sent - received) * 100 / sent at each offered load, from "
-                               "100 % of line rate down in steps until two successive trials lose nothing, or at "
-                               "explicit load points"},
+    definitions={"frame_loss": "RFC 2544 26.3: loss % = frames lost * 100 / sent at each offered load (frames "
+                               "lost: definitions.frames_lost), from 100 % of line rate down in steps until two "
+                               "successive trials lose nothing, or at explicit load points"},
     options=(
         Option("--loss-step", "frame-loss: step down from 100 % of line rate, % (RFC 2544: 10 or finer).", "PCT",
                kind="parsed", parse=parse.percentage("10"), default="10"),

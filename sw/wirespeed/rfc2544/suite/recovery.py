@@ -26,6 +26,7 @@ from ... import parse
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
+from ...host.sequence import stream_lost, tracked
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
@@ -94,8 +95,8 @@ def recovery_of(trial: TrialResult, phase_ns: int, clk_hz: int) -> RecoveryTrial
     first_id, second_id = flow.spec.stream_id, flow.spec.stream_id + 8
     over, reduced = trial.streams[first_id], trial.streams[second_id]
     period_ns = reduced["period_q32"] * ns_per_cycle / 2**32
-    lost_over = max(0, over["tx_frames"] - over["rx_frames"])
-    lost_reduced = max(0, reduced["tx_frames"] - reduced["rx_frames"])
+    lost_over, lost_reduced = (stream_lost(s) if tracked(s) else max(0, s["tx_frames"] - s["rx_frames"])
+                               for s in (over, reduced))
     tail = reduced["tx_frames"] - reduced["rx_frames"] - reduced["lost"] > 0
     b = None
     if tail:        # still losing when the trial ended: the last frame sent was lost
@@ -192,6 +193,7 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> RecoveryConfig:
 
 TEST = register(TestType(
     name="system-recovery", section="26.5", title="System recovery", order=4,
+    files=("System_Recovery.csv",),
     config=RecoveryConfig, result=RecoveryResult, configure=_configure, run=run,
     tables=lambda results, record: {"System_Recovery.csv": (RECOVERY_COLUMNS, recovery_csv(list(results)))},
     summary=_summary, done_sizes=_done, needs={"throughput": "runs at the throughput rate"},

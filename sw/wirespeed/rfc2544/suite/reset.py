@@ -191,6 +191,7 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> ResetConfig:
 
 TEST = register(TestType(
     name="reset", section="26.6", title="Reset", order=5, one_result=True,
+    files=("Reset.csv",),
     config=ResetConfig, result=ResetResult, configure=_configure, run=run,
     tables=lambda results, record: {"Reset.csv": (RESET_COLUMNS, reset_csv(results[0] if results else None))},
     summary=_summary, needs={"throughput": "runs at the throughput rate"},

@@ -45,6 +45,7 @@ from ... import sizes as size_points
 from ...ethernet import line_rate_fps, throughput_mbps
 from ...host.models import PERCENTILES, HistogramConfig, TrialResult
 from ...latency import DEFINITION_NAMES, LAT_DEF, LatencyFigures, Pipeline, definition_of, latency_figures
+from ...trial_lines import trial_extras, verdict
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
@@ -87,10 +88,11 @@ class ThroughputConfig(PortPairConfig):
 
     def passes(self, result: TrialResult) -> bool:
         """The trial's verdict: no loss, or at most ``loss_tolerance_pct`` (and nothing
-        received that was not sent)."""
+        received that was not sent: no duplicate)."""
         if self.loss_tolerance_pct == 0:
             return result.passed
-        return result.tx_frames > 0 and 0 <= result.lost_frames and result.loss_pct <= self.loss_tolerance_pct
+        return (result.tx_frames > 0 and result.unsent_received == 0
+                and result.loss_pct <= self.loss_tolerance_pct)
 
     @computed_field
     @property
@@ -340,7 +342,9 @@ def _one_size(ctx: RunContext, config: ThroughputConfig, size: int | str) -> Thr
         return result
 
     def forwarded(result: TrialResult) -> float:
-        return result.offered_fps * result.rx_frames / result.tx_frames if result.tx_frames else 0.0
+        # frames that arrived once (duplicates are not forwarding capacity)
+        got = result.tx_frames - result.lost_frames
+        return result.offered_fps * got / result.tx_frames if result.tx_frames else 0.0
 
     informed = forwarded if config.search == "loss-informed" else None
     outcome = search_throughput(lambda rate: run_one(rate, search_ns), line, config.resolution_fps(size),
@@ -374,27 +378,17 @@ def _one_size(ctx: RunContext, config: ThroughputConfig, size: int | str) -> Thr
     return result
 
 
-def _errors(result: TrialResult) -> str:
-    if not (result.seq_errors or result.fcs_errors):
-        return ""
-    return f"  seq errors {result.seq_errors:,}  FCS errors {result.fcs_errors:,}"
-
-
-def _verdict(passed: bool) -> str:
-    return "[green]pass[/]" if passed else "[red]fail[/]"
-
-
 def _trial_line(step: int, result: TrialResult, line_rate: float) -> str:
     return (f"{size_points.text(result.frame_size):>7}  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
             f"{100 * result.offered_fps / line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
-            f"lost {result.lost_frames:>8,}{_errors(result)}  {_verdict(result.passed)}")
+            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}")
 
 
 def _latency_line(repeat: int, result: TrialResult) -> str:
     lat = result.latency
     figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
     return (f"{size_points.text(result.frame_size):>7}  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
-            f"lost {result.lost_frames:>8,}  {figures} (raw)")
+            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {figures} (raw)")
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -462,6 +456,7 @@ DEFINITIONS = {
 
 TEST = register(TestType(
     name="throughput", section="26.1", title="Throughput", order=1,
+    files=("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv"),
     config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
     summary=_summary, definitions=DEFINITIONS,
     options=(
