@@ -39,7 +39,7 @@ partial products and |latency - previous latency|, registered), then the sum of 
 the jitter sum; a new frame may end on every clock.
 """
 
-from amaranth import Module, Signal, Cat, Mux
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -32,7 +32,7 @@ is the OR of the two. The host reads them by name from :func:`board_register_map
     pN.rgmii.inband        the PHY's RGMII in-band status: bit 0 link, 2:1 speed, 3 duplex
 """
 
-from amaranth import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal, Cat
+from amaranth import Cat, ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, ResetSignal, Signal
 from amaranth.lib import io
 from amaranth.lib.cdc import FFSynchronizer
 

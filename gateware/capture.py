@@ -29,7 +29,7 @@ byte in bits 31..24), each frame starting on a word boundary, the unused bytes o
 word zero.
 """
 
-from amaranth import Module, Signal, Cat, Const, Mux, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In

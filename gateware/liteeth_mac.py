@@ -11,11 +11,10 @@ this export drives ``last_be = last`` on the PHY's RX stream, which makes the CR
 flag them (tests/gateware check it).
 """
 
-from migen import ClockDomain, ClockDomainsRenamer, Module, Record, Signal
-from migen.fhdl.verilog import convert
-
 from liteeth.mac.core import LiteEthMACCore
 from liteeth.phy.gmii import LiteEthPHYGMIIRX, LiteEthPHYGMIITX
+from migen import ClockDomain, ClockDomainsRenamer, Module, Record, Signal
+from migen.fhdl.verilog import convert
 
 __all__ = ["MAC_MODULE", "mac_verilog", "MAC_PORTS"]
 

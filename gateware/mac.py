@@ -7,7 +7,7 @@ a bad FCS; ``first`` is derived here (LiteEth marks only ``last``). All MAC cloc
 single-clock boards); a board with separate PHY clocks maps them in its platform code.
 """
 
-from amaranth import Module, Instance, ClockSignal, ResetSignal, Signal
+from amaranth import ClockSignal, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

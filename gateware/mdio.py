@@ -26,7 +26,7 @@ to that PHY was not answered). The board top shows them to the host as registers
 ``pN.phy.*`` (see gateware/board_top.py).
 """
 
-from amaranth import Module, Signal, Cat, Const
+from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 

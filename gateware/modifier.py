@@ -21,7 +21,7 @@ add to ``base``), which ``busy`` covers. Strobes of an incrementing or decrement
 may come every cycle.
 """
 
-from amaranth import Cat, Module, Signal, Mux, signed
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -37,7 +37,7 @@ registers, where picking bytes out of the address registers at every place that 
 took 2.8k (docs/performance.md, "The smaller responder").
 """
 
-from amaranth import Module, Signal, Cat, Const, Mux, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out

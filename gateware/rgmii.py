@@ -47,7 +47,7 @@ to the DDR input cell's cycle and calibrates away with the cable loopback
 (docs/lab-setup.md). tests/gateware/test_rgmii.py measures all of this at 0 and +-200 ppm.
 """
 
-from amaranth import Module, Signal, ClockSignal, Instance, Const
+from amaranth import ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import io, wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.fifo import AsyncFIFO

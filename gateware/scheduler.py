@@ -32,7 +32,7 @@ switch, every stream starts at 0 and ``phase2`` is ignored. With
 frame has left the generator (``line_free`` again).
 """
 
-from amaranth import Cat, Module, Signal, Const, Mux
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out

@@ -11,7 +11,7 @@ register stage of their own on each side) did not fit 8 ns. This is a 34-bit add
 few registers, placed anywhere.
 """
 
-from amaranth import Module, Signal, Mux
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

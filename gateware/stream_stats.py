@@ -61,15 +61,15 @@ Widths: as the analyzer's: in 24 hours at 1.488 Mframes/s (1.3e11 frames < 2**37
 squares an RMS latency up to 0.78 s (docs/analyzer.md).
 """
 
-from amaranth import Module, Signal, Const, Cat, Mux, signed
+from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .registers import WORD_READ_LATENCY
 from .regmap import pack_fields
-from .statsdesc import ENTRY_BITS, ENTRY_WORDS, LAT_MIN_INIT, READ_WORDS, STATS_FIELDS, empty_entry, unpack_entry
 from .square import SerialSquare
+from .statsdesc import ENTRY_BITS, ENTRY_WORDS, LAT_MIN_INIT, READ_WORDS, STATS_FIELDS, empty_entry, unpack_entry
 from .synth_hints import no_collision_name
 
 __all__ = ["StreamStats", "STATS_FIELDS", "ENTRY_BITS", "ENTRY_WORDS", "READ_WORDS", "READ_LATENCY", "LAT_MIN_INIT",

@@ -28,7 +28,7 @@ sweep's entry needs no forwarding: an entry written by the write stage was count
 before during the sweep (or in the snapshot's cycle), and so is already copied.
 """
 
-from amaranth import Module, Signal, Cat, Const, Mux
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 __all__ = ["Board", "BuildVariant", "MDIOBus", "BOARDS", "get", "names"]
 

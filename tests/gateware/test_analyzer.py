@@ -6,7 +6,7 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
-from scapy.all import Ether, Dot1Q, IP, IPv6, UDP, Raw
+from scapy.all import IP, UDP, Dot1Q, Ether, IPv6, Raw
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import LAT_FIRST_BIT, LAT_LAST_BIT, LAT_MIN_INIT, Analyzer

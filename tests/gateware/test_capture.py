@@ -7,13 +7,11 @@ import random
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
+from bankbus import BankBus
 
 from wirespeed.gateware import frame as F
-from wirespeed.gateware.capture import (STATE_ARMED, STATE_CAPTURING, STATE_DONE, STATE_IDLE,
-                                        Capture, capture_model)
+from wirespeed.gateware.capture import STATE_ARMED, STATE_CAPTURING, STATE_DONE, STATE_IDLE, Capture, capture_model
 from wirespeed.gateware.registers import RegisterBank
-
-from bankbus import BankBus
 
 
 def random_frames(rng, n):

@@ -12,10 +12,10 @@ from amaranth import Shape
 from amaranth.sim import Simulator
 
 from wirespeed.gateware.etherbone import EtherboneEngine
-from wirespeed.gateware.registers import READ_LATENCY
 from wirespeed.gateware.mgmt import SlipCrcRx, SlipCrcTx, UartBridge
-from wirespeed.transport.uart import SlipDecoder, decode_stale, slip_frame
+from wirespeed.gateware.registers import READ_LATENCY
 from wirespeed.transport.base import Record, decode_answer, encode_request, plan_records
+from wirespeed.transport.uart import SlipDecoder, decode_stale, slip_frame
 
 GARBAGE = 0xBAD0BAD0
 WINDOW = 1 << 18  # bytes reachable with a 16-bit word address

@@ -9,6 +9,8 @@ import random
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
+from genbench import GenBench
+from test_stream_stats import stream_seqs
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import Analyzer
@@ -16,9 +18,6 @@ from wirespeed.gateware.gaps import GAP_FIELDS, MIN_EVENT_SPACING, GapModel, Gap
 from wirespeed.gateware.stream_stats import StreamStats
 from wirespeed.host.program import port_program_writes
 from wirespeed.traffic import PortProgram, StreamSpec
-
-from genbench import GenBench
-from test_stream_stats import stream_seqs
 
 NAMES = [name for name, _, _ in GAP_FIELDS]
 M48 = (1 << 48) - 1

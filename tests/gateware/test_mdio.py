@@ -6,8 +6,20 @@ sequence (reset, identifier, advertisement writes, link/speed polling, host raw 
 import pytest
 from amaranth.sim import Simulator
 
-from wirespeed.gateware.mdio import (MDIOMaster, PhyManager, REG_ANAR, REG_BMCR, REG_BMSR, REG_GCTRL,
-                                     REG_GSTAT, REG_PHYID1, REG_PHYID2, SPEED_1000, SPEED_NONE, SPEED_SLOW)
+from wirespeed.gateware.mdio import (
+    REG_ANAR,
+    REG_BMCR,
+    REG_BMSR,
+    REG_GCTRL,
+    REG_GSTAT,
+    REG_PHYID1,
+    REG_PHYID2,
+    SPEED_1000,
+    SPEED_NONE,
+    SPEED_SLOW,
+    MDIOMaster,
+    PhyManager,
+)
 
 CLK_HZ = 125_000_000
 T_SYS = 1 / CLK_HZ

@@ -7,7 +7,6 @@ import warnings
 import pytest
 from amaranth import Module, Signal
 from amaranth.sim import Simulator
-
 from bankbus import BankBus
 
 from wirespeed.gateware.registers import READ_LATENCY, WRITE_LATENCY, RegisterBank

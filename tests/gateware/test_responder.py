@@ -8,16 +8,22 @@ import socket
 import pytest
 from amaranth import Module
 from amaranth.sim import Simulator
-from scapy.layers.inet6 import (ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr,
-                                IPv6, in6_getnsma, in6_getnsmac)
+from bankbus import BankBus
+from scapy.layers.inet6 import (
+    ICMPv6ND_NA,
+    ICMPv6ND_NS,
+    ICMPv6NDOptDstLLAddr,
+    ICMPv6NDOptSrcLLAddr,
+    IPv6,
+    in6_getnsma,
+    in6_getnsmac,
+)
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from scapy.utils6 import inet_pton
 
 from wirespeed.gateware.registers import RegisterBank
 from wirespeed.gateware.responder import Responder
-
-from bankbus import BankBus
 
 MAC = "02:00:00:00:00:01"
 IP4 = "198.18.0.1"

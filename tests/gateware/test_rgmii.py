@@ -9,7 +9,7 @@ import pytest
 from amaranth import Module
 from amaranth.sim import Simulator
 
-from wirespeed.gateware.rgmii import RGMIIPort, RGMIITx, RX_CDC_LATENCY_CYCLES, RxCDC
+from wirespeed.gateware.rgmii import RX_CDC_LATENCY_CYCLES, RGMIIPort, RGMIITx, RxCDC
 
 T_SYS = 8e-9
 PREAMBLE = bytes([0x55] * 7 + [0xD5])

@@ -15,7 +15,16 @@ from amaranth.sim import Simulator
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import LAT_LAST_BIT, Analyzer
 from wirespeed.gateware.stream_stats import (
-    ENTRY_BITS, ENTRY_WORDS, MIN_EVENT_SPACING, READ_LATENCY, READ_WORDS, STATS_FIELDS, StreamStats, empty_entry, unpack_entry)
+    ENTRY_BITS,
+    ENTRY_WORDS,
+    MIN_EVENT_SPACING,
+    READ_LATENCY,
+    READ_WORDS,
+    STATS_FIELDS,
+    StreamStats,
+    empty_entry,
+    unpack_entry,
+)
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 

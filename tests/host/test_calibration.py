@@ -5,11 +5,10 @@ import json
 import pytest
 from ebserver import EtherboneServer, serve_identity
 from fakes import make_trial
-from test_cli import FAST, assert_one_line_error, run
 from records import parameters
+from test_cli import FAST, assert_one_line_error, run
 
-from wirespeed.calibration import (CalibrationError, calibration_flows, load_calibration,
-                                   run_calibration)
+from wirespeed.calibration import CalibrationError, calibration_flows, load_calibration, run_calibration
 from wirespeed.gateware.regmap import MAGIC
 from wirespeed.host.models import GatewareId, PortCounters, TrialResult
 

@@ -10,7 +10,7 @@ from amaranth.sim import Simulator
 from scapy.layers.l2 import Ether
 from scapy.utils import RawPcapReader
 
-from wirespeed.capture import (CapturedFrame, arm_capture, capture_status, read_capture, write_pcap)
+from wirespeed.capture import CapturedFrame, arm_capture, capture_status, read_capture, write_pcap
 from wirespeed.errors import DeviceError
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import Capture

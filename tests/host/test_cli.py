@@ -13,8 +13,8 @@ from records import parameters, results
 from wirespeed import __version__
 from wirespeed.cli import main
 from wirespeed.gateware.config import BOARD_25F, SIM
-from wirespeed.gateware.top import build_register_map
 from wirespeed.gateware.regmap import RegisterMap
+from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 
 

@@ -4,8 +4,8 @@ line naming the flag; runs against a register file (no frames ever arrive) write
 import json
 
 import pytest
-from ebserver import EtherboneServer, serve_identity
 import records
+from ebserver import EtherboneServer, serve_identity
 from records import parameters, results
 
 from wirespeed.cli import main

@@ -11,8 +11,19 @@ import statistics
 import pytest
 
 from wirespeed.cli import main
-from wirespeed.compare import (CONFIDENCES, CompareError, DataSet, _T_TABLE, format_report, load_set,
-                               plot_lines, relative, report_json, student_t, summarize)
+from wirespeed.compare import (
+    _T_TABLE,
+    CONFIDENCES,
+    CompareError,
+    DataSet,
+    format_report,
+    load_set,
+    plot_lines,
+    relative,
+    report_json,
+    student_t,
+    summarize,
+)
 
 # The BSDRP lab "Forwarding performance lab of an IBM eServer 306m with Intel 82546GB": receiver
 # results in kpps, 5 runs per configuration, and the ministat output published with them (the

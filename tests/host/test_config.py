@@ -6,13 +6,13 @@ import textwrap
 
 import pytest
 from ebserver import EtherboneServer, serve_identity
-from typer.main import get_command
 from records import parameters
+from typer.main import get_command
 
 from wirespeed import cli
 from wirespeed.cli import configfile as config
-from wirespeed.cli.app import defaults_for
 from wirespeed.cli import main
+from wirespeed.cli.app import defaults_for
 
 RUN_TOML = """\
 tests = ["throughput", "frame-loss"]

@@ -6,10 +6,9 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from wirespeed.gateware.streamdesc import unpack_descriptor
-
 from wirespeed.errors import DeviceError, DeviceMismatch
 from wirespeed.gateware.regmap import MAGIC
+from wirespeed.gateware.streamdesc import unpack_descriptor
 from wirespeed.host.device import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP
 from wirespeed.host.models import PortCounters
 from wirespeed.traffic import BenchmarkRangeWarning, Flow, StreamSpec, flow_stream

@@ -9,8 +9,14 @@ from fakes import FakeTester
 
 from wirespeed.results.tables import trials_csv
 from wirespeed.rfc2544 import events as ev
-from wirespeed.rfc2544.suite.throughput import (ThroughputConfig, latency_csv, latency_histograms_csv,
-                                                latency_trials_csv, run_throughput, throughput_csv)
+from wirespeed.rfc2544.suite.throughput import (
+    ThroughputConfig,
+    latency_csv,
+    latency_histograms_csv,
+    latency_trials_csv,
+    run_throughput,
+    throughput_csv,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 

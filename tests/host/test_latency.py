@@ -3,9 +3,9 @@
 from fakes import make_trial
 
 from wirespeed.host.models import PortCounters, TrialResult
-from wirespeed.traffic import Flow, flow_stream
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
+from wirespeed.traffic import Flow, flow_stream
 
 
 def by_definition(figures):

@@ -11,10 +11,10 @@ from wirespeed.gateware.config import BOARD_25F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.traffic import Flow, PortAddress, flow_stream
-from wirespeed.transport import FakeTransport
 from wirespeed.rfc2544.common import LearningConfig
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
+from wirespeed.traffic import Flow, PortAddress, flow_stream
+from wirespeed.transport import FakeTransport
 
 
 def script_learning(fake, frames):

@@ -7,10 +7,10 @@ import pytest
 from fakes import FakeTester
 
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.traffic import Flow
 from wirespeed.rfc2544 import events as ev
 from wirespeed.rfc2544.search import search_throughput
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
+from wirespeed.traffic import Flow
 
 LINE = line_rate_fps(64)
 RES = LINE * 0.001  # 0.1 % of line rate

@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 from wirespeed.errors import TransportError
+from wirespeed.transport import open_target
 from wirespeed.transport.uart import (
     RESYNC_STEP,
     SerialTransport,
@@ -20,7 +21,6 @@ from wirespeed.transport.uart import (
     parse_serial_url,
     slip_frame,
 )
-from wirespeed.transport import open_target
 
 
 def parse_request(packet: bytes):

@@ -11,10 +11,17 @@ from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.frame import signature
 from wirespeed.gateware.regmap import Register, RegisterMap
 from wirespeed.host.device import Device
-from wirespeed.traffic import BenchmarkRangeWarning
 from wirespeed.host.program import write_port_program
-from wirespeed.traffic import (ModifierSpec, PortProgram, SizeSpec, StreamSpec, error_text, expected_frames,
-                               dissect)
+from wirespeed.traffic import (
+    BenchmarkRangeWarning,
+    ModifierSpec,
+    PortProgram,
+    SizeSpec,
+    StreamSpec,
+    dissect,
+    error_text,
+    expected_frames,
+)
 from wirespeed.traffic import tester_ipv6 as ipv6_of_port
 
 # A model of the generator written from the streamdesc docstring alone, on the compiled tables --------

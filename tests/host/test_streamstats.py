@@ -6,9 +6,8 @@ import pytest
 from wirespeed.gateware.regmap import CMD_SNAPSHOT, pack_fields
 from wirespeed.gateware.stream_stats import STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.gateware.streamdesc import DESC_FIELDS
-from wirespeed.traffic import Flow, flow_stream
 from wirespeed.host.streamstats import StreamRef, StreamResult, stream_refs, stream_results, tail_loss
-from wirespeed.traffic import PortProgram, StreamSpec
+from wirespeed.traffic import Flow, PortProgram, StreamSpec, flow_stream
 
 
 def pack_entry(**fields) -> int:

@@ -109,7 +109,7 @@ def fixture_binary(tmp_path_factory) -> Path:
     def worker():
         try:
             results.append(build.ensure_binary("fixture-test", write_sources))
-        except BaseException as e:  # noqa: BLE001 - re-raised below
+        except BaseException as e:
             errors.append(e)
 
     with pytest.MonkeyPatch.context() as mp:
@@ -429,8 +429,8 @@ def test_dut_reset_through_the_control_window(fixture_binary):
     """The host resets the simulated DUT through the DUT control window on the Etherbone
     transport: frames sent while it is down are lost, it comes back after `reboot`, and its
     counters say so; a DUT without `reboot` refuses the reset."""
-    from wirespeed.transport import EtherboneTransport
     from wirespeed.sim.control import DutControl
+    from wirespeed.transport import EtherboneTransport
 
     n = 20
     with SimProcess(parse_dut("router:rate=1M,queue=64,latency=1us,reboot=2ms"), binary=fixture_binary) as sim:

@@ -10,7 +10,6 @@ import zlib
 from fractions import Fraction
 
 import pytest
-
 from test_sim_models import CLOCK_HZ, GAP, PREAMBLE, driver_error, run_model
 
 from wirespeed.sim.dut import parse_dut

@@ -24,9 +24,9 @@ from amaranth.lib.wiring import In, Out
 from wirespeed.errors import TransportError
 from wirespeed.gateware.mgmt import UartBridge
 from wirespeed.gateware.registers import RegisterBank
-from wirespeed.transport.uart import SerialTransport
-from wirespeed.transport import open_target
 from wirespeed.sim.build import HARNESS_DIR, ensure_binary
+from wirespeed.transport import open_target
+from wirespeed.transport.uart import SerialTransport
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 

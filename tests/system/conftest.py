@@ -6,9 +6,9 @@ import pytest
 
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.transport import EtherboneTransport
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
+from wirespeed.transport import EtherboneTransport
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ def example() -> str:
 
 def test_the_api_example_runs_and_matches_the_command_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    exec(compile(example(), str(DOC), "exec"), {})      # noqa: S102 - the documented example, as a user runs it
+    exec(compile(example(), str(DOC), "exec"), {})
     printed = capsys.readouterr().out
     assert re.search(r"^64 B: [\d,.]+ frames/s", printed, re.M) and "1518 B:" in printed
     api = tmp_path / "api-results"

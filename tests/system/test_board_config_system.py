@@ -18,9 +18,9 @@ import math
 import sys
 
 import pytest
+from records import results
 from test_rfc2544_b2b_loss_system import analytic_back_to_back, analytic_forwarded
 from test_rfc2544_recovery_system import reset_time_bounds
-from records import results
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps

@@ -9,8 +9,8 @@ import pytest
 from wirespeed.calibration import run_calibration
 from wirespeed.cli import main
 from wirespeed.gateware.port import PIPELINE_NS
-from wirespeed.traffic import Flow, PortAddress, flow_stream
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
+from wirespeed.traffic import Flow, PortAddress, flow_stream
 
 pytestmark = pytest.mark.slow
 

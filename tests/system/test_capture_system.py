@@ -11,8 +11,9 @@ from scapy.utils import rdpcap
 from wirespeed.capture import arm_capture, capture_status, read_capture, write_pcap
 from wirespeed.cli import main
 from wirespeed.gateware.frame import parse_signature
-from wirespeed.traffic import tester_ip as port_ip, tester_mac as port_mac
 from wirespeed.traffic import PortProgram, SizeSpec, StreamSpec, dissect
+from wirespeed.traffic import tester_ip as port_ip
+from wirespeed.traffic import tester_mac as port_mac
 
 pytestmark = pytest.mark.slow
 
@@ -121,8 +122,8 @@ def test_capture_command_writes_the_pcap(tmp_path, capsys):
 
 
 def test_stream_results_after_a_loopback_trial(tester):
-    from wirespeed.traffic import Flow, flow_stream
     from wirespeed.host.streamstats import stream_results
+    from wirespeed.traffic import Flow, flow_stream
 
     dev = tester("loopback:delay=40ns")
     flows = [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64))]

@@ -12,10 +12,10 @@ from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.port import PIPELINE_NS
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.traffic import Flow, flow_stream
-from wirespeed.transport import EtherboneTransport
 from wirespeed.sim.dut_rtl import RtlDutSpec
 from wirespeed.sim.launcher import SimProcess
+from wirespeed.traffic import Flow, flow_stream
+from wirespeed.transport import EtherboneTransport
 
 pytestmark = pytest.mark.slow
 

@@ -14,11 +14,11 @@ from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.device import Device
 from wirespeed.host.maps import map_of
-from wirespeed.traffic import Flow, flow_stream
-from wirespeed.transport import EtherboneTransport
 from wirespeed.sim.control import DutControl
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
+from wirespeed.traffic import Flow, flow_stream
+from wirespeed.transport import EtherboneTransport
 
 pytestmark = pytest.mark.slow
 

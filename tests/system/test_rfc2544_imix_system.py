@@ -13,6 +13,7 @@ from fractions import Fraction
 import pytest
 from records import results
 from test_rfc2544_b2b_loss_system import analytic_forwarded
+
 from wirespeed import sizes
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps

@@ -19,14 +19,14 @@ import pytest
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
-from wirespeed.transport.uart import SerialTransport
-from wirespeed.transport import EtherboneTransport
 from wirespeed.rfc2544 import events as ev
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 from wirespeed.sim.build import ensure_uart_harness
 from wirespeed.sim.control import DutControl
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess, UartFaults, parse_exit_stats
+from wirespeed.transport import EtherboneTransport
+from wirespeed.transport.uart import SerialTransport
 
 RATE, QUEUE = 400_000, 64
 DUT = f"router:rate={RATE},queue={QUEUE},latency=2us"

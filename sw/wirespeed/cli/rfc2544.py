@@ -25,10 +25,10 @@ from ..host.tester import RtlDut, describe_dut, sim_dut_spec
 from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
-from ..traffic import PortAddress, check_distinct
-from ..trial_lines import control_summary
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
 from ..run import Run, RunFailed, requires
+from ..traffic import PortAddress, check_distinct
+from ..trial_lines import control_summary
 from . import configfile as config_files
 from .app import app
 from .common import (

@@ -7,11 +7,11 @@ import collections
 import os
 
 import cocotb
+from arp_peer import check_arp_reply
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
-
-from arp_peer import check_arp_reply
 from csr import Csr
+
 from wirespeed.gateware.config import PRESETS, TesterConfig
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, MAGIC
 from wirespeed.gateware.top import build_register_map

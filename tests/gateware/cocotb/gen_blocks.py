@@ -10,17 +10,15 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time, get_time_from_sim_steps
 from cocotbext.eth import GmiiSink
-
+from csr import CLK_NS, Csr, pulse, start
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
+from wrappers import register_map
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.port import TX_PIPELINE_NS
 from wirespeed.host.program import port_program_writes
 from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec, expected_frames
-
-from csr import CLK_NS, Csr, pulse, start
-from wrappers import register_map
 
 RMAP = register_map("gen")
 INPUTS = ("start", "stop", "clear", "snapshot", "tap", "tap_ready", "gmii_rx_dv", "gmii_rx_er", "gmii_rxd")

@@ -7,11 +7,10 @@ import random
 
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
+from csr import start
 
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.histogram import histogram_model
-
-from csr import start
 
 M32 = (1 << 32) - 1
 PARAMS = ("mode", "stream", "chain", "base", "step", "count", "seed")
@@ -245,7 +244,8 @@ async def histogram_bins_match_model(dut):
     spacing (3 clocks) and at the frame rate, over several bin widths and offsets, including
     the bin edges and latencies below and beyond the range: every stream's bins, underflow and
     overflow equal histogram_model; port totals and the used mask agree; CLEAR zeroes all."""
-    from wrappers import HIST_BINS as bins, HIST_STREAMS as streams
+    from wrappers import HIST_BINS as bins
+    from wrappers import HIST_STREAMS as streams
     await start(dut, INPUTS)
     rng = random.Random(11)
     for offset, shift in ((0, 0), (1000, 3), (123_456, 7), (2**31, 12)):

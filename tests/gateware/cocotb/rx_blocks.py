@@ -5,26 +5,30 @@ with Python golden models of docs/analyzer.md and docs/capture.md. Run from
 tests/gateware/test_cocotb_blocks.py."""
 
 import random
+import socket
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
-
-from scapy.layers.inet6 import (ICMPv6ND_NA, ICMPv6ND_NS, ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr,
-                                IPv6, in6_getnsma, in6_getnsmac)
+from csr import Csr, pulse, start
+from scapy.layers.inet6 import (
+    ICMPv6ND_NA,
+    ICMPv6ND_NS,
+    ICMPv6NDOptDstLLAddr,
+    ICMPv6NDOptSrcLLAddr,
+    IPv6,
+    in6_getnsma,
+    in6_getnsmac,
+)
 from scapy.layers.l2 import ARP, Ether
 from scapy.utils6 import inet_pton
-
-import socket
+from wrappers import ANA_COUNTERS, register_map
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.capture import STATE_DONE, TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST, capture_model
 from wirespeed.gateware.port import RX_PIPELINE_NS
 from wirespeed.gateware.stream_stats import ENTRY_WORDS, STATS_FIELDS, empty_entry, unpack_entry
 from wirespeed.traffic import PortProgram, StreamSpec, expected_frames
-
-from csr import Csr, pulse, start
-from wrappers import ANA_COUNTERS, register_map
 
 RMAP = register_map("rx")
 INPUTS = ("clear", "snapshot", "gmii_rx_dv", "gmii_rx_er", "gmii_rxd")

@@ -5,13 +5,13 @@ import collections
 import os
 
 import cocotb
+from arp_peer import check_arp_reply
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 from cocotb.utils import get_time_from_sim_steps
 from cocotbext.eth import GmiiFrame, GmiiSink, GmiiSource
-
-from arp_peer import check_arp_reply
 from csr import Csr
+
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START
 from wirespeed.gateware.top import build_register_map
