@@ -99,7 +99,7 @@ def _tester_config(board):
 
 
 def _board_bank(board):
-    bank = RegisterBank(name="wirespeed-board", version="%d.%d.%d" % GATEWARE_VERSION, clk_hz=CLK_HZ,
+    bank = RegisterBank(name="wirespeed-board", version=".".join(map(str, GATEWARE_VERSION)), clk_hz=CLK_HZ,
                         n_ports=len(board.rgmii_ports))
     bank._next = BOARD_BASE    # the bank decodes absolute addresses above the tester's map
     regs = {"magic": bank.add("board.magic", 32, "r", doc='0x57534244 ("WSBD")')}

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from .regmap import pack_fields, unpack_fields
 
-__all__ = ["TesterConfig", "SIM", "BOARD_25F", "BOARD_45F", "PRESETS", "CLK_HZ", "ID_CONFIG_OFFSET", "ID_OFFSETS", "WORD_FIELDS",
-           "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS", "ROLE_PORTS"]
+__all__ = ["TesterConfig", "SIM", "BOARD_25F", "BOARD_45F", "PRESETS", "CLK_HZ", "ID_CONFIG_OFFSET", "ID_OFFSETS",
+           "WORD_FIELDS", "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS", "ROLE_PORTS"]
 
 #: byte address of ``id.config`` in every configuration (after ``ctrl.cmd``)
 #: the system clock of every build: one byte per clock per direction at 1 Gb/s (8 ns)

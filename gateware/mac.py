@@ -3,8 +3,9 @@ a byte stream in, GMII out, and GMII in, a byte stream out.
 
 TX: whole frames without FCS; the MAC pads, appends the FCS, prepends preamble and SFD and
 keeps the 12-byte gap. RX: frames without preamble and FCS; ``error`` on the last byte means
-a bad FCS; ``first`` is derived here (LiteEth marks only ``last``). All MAC clock domains are driven from the ``sync`` domain (the simulation and
-single-clock boards); a board with separate PHY clocks maps them in its platform code.
+a bad FCS; ``first`` is derived here (LiteEth marks only ``last``). All MAC clock domains are
+driven from the ``sync`` domain (the simulation and single-clock boards); a board with separate
+PHY clocks maps them in its platform code.
 """
 
 from amaranth import ClockSignal, Instance, Module, ResetSignal, Signal

@@ -2,13 +2,13 @@
 
 :class:`MDIOMaster` runs one management frame at a time on one MDC/MDIO bus: 32 preamble
 ones, start ``01``, opcode (``01`` write, ``10`` read), PHY address, register address,
-turnaround, 16 data bits, then one idle bit time with MDIO released. MDC is the sys clock divided down to at most ``mdc_hz``
-(2.5 MHz, the clause 22 limit). The master changes MDIO just after MDC falls and samples it
-as MDC rises, so the PHY sees at least half a period of set-up and hold; a PHY drives read
-data within 300 ns of a rising edge, and the master samples it at the next rising edge
-(400 ns or more later). During a read the master releases MDIO from the turnaround on; the
-second turnaround bit must read 0 (the PHY drives it): if it reads 1 no PHY answered and
-``nack`` is set.
+turnaround, 16 data bits, then one idle bit time with MDIO released. MDC is the sys clock
+divided down to at most ``mdc_hz`` (2.5 MHz, the clause 22 limit). The master changes MDIO
+just after MDC falls and samples it as MDC rises, so the PHY sees at least half a period of
+set-up and hold; a PHY drives read data within 300 ns of a rising edge, and the master samples
+it at the next rising edge (400 ns or more later). During a read the master releases MDIO from
+the turnaround on; the second turnaround bit must read 0 (the PHY drives it): if it reads 1 no
+PHY answered and ``nack`` is set.
 
 :class:`PhyManager` owns one bus and the PHYs on it (one per tester port on that bus):
 

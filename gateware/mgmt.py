@@ -213,7 +213,8 @@ class UartBridge(wiring.Component):
 
     Members: ``rx`` (In, from the host's TXD), ``tx`` (Out, to the host's RXD), the CSR bus
     master ``csr_addr`` (Out 16, word address), ``csr_r_stb`` (Out), ``csr_r_data`` (In 32,
-    valid ``READ_LATENCY`` edges after the one that samples ``csr_r_stb``), ``csr_w_stb`` (Out), ``csr_w_data`` (Out 32),
+    valid ``READ_LATENCY`` edges after the one that samples ``csr_r_stb``), ``csr_w_stb`` (Out),
+    ``csr_w_data`` (Out 32),
     and wrapping counters for a status register: ``requests`` (32, executed), ``replays``
     (16, answered from the reply cache), ``stale`` (16, late copies not executed),
     ``malformed`` (16, frames with a good CRC that are not a request), ``bad_frames`` (16,

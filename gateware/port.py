@@ -23,7 +23,8 @@ from .stream_stats import StreamStats
 from .streams import TxByte
 from .timebase import Timebase
 
-__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS", "GROUP_STREAMS"]
+__all__ = ["TesterPort", "TX_PIPELINE_NS", "RX_PIPELINE_NS", "PIPELINE_NS", "HIST_BINS", "HIST_STREAMS",
+           "GROUP_STREAMS"]
 
 HIST_BINS = 1024
 #: latency histograms per port in the full (simulated) tester, one for each of the stream

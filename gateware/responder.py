@@ -125,7 +125,8 @@ class Responder(wiring.Component):
         self._mac = bank.add(f"{p}.mac", 48, "rw", doc="this port's MAC address (sender of replies)")
         self._ipv4 = bank.add(f"{p}.ipv4", 32, "rw", doc="this port's IPv4 address (ARP target answered)")
         self._ipv6 = bank.add(f"{p}.ipv6", 128, "rw", doc="this port's IPv6 address (NS target answered)")
-        self._enable = bank.add(f"{p}.enable", 2, "rw", doc="bit 0: answer ARP requests, bit 1: answer neighbour solicitations")
+        self._enable = bank.add(f"{p}.enable", 2, "rw",
+                                doc="bit 0: answer ARP requests, bit 1: answer neighbour solicitations")
         self._cmd = bank.add(f"{p}.cmd", 2, "w",
                              doc="bit 0: send an ARP announcement, bit 1: send an unsolicited neighbour advertisement")
         self._counters = {name: bank.add(f"{p}.{name}", 32, "r", doc=doc) for name, doc in (

@@ -181,7 +181,8 @@ class StreamScheduler(wiring.Component):
             c_due.eq(Mux(a_known, a_due, a_phase2.replicate(48) & phase_base)),
             # (with c_valid folded in, and no take in the compare's cycle: fewer gates before
             # the compare's top bit)
-            c_ok.eq(a_valid & ~self.take & ~self.take_next & a_en & Mux(a_known, a_dlt & (a_phase2 | a_plt), Mux(a_phase2, start_ok2, start_ok))),
+            c_ok.eq(a_valid & ~self.take & ~self.take_next & a_en
+                    & Mux(a_known, a_dlt & (a_phase2 | a_plt), Mux(a_phase2, start_ok2, start_ok))),
         ]
 
         # compare (the first compare after START is stream 0 at its start, set up by START).
@@ -420,9 +421,9 @@ class StreamScheduler(wiring.Component):
         with m.If(cycle_inc):
             m.d.sync += [cycle.eq(cycle_p1), cycle_p1.eq(cycle_p2), cycle_p2.eq(cycle_p2 + 1), clock_on.eq(1)]
         with m.If(self.start & self.enable):
-            m.d.sync += [cycle.eq(0), cycle_p1.eq(1), cycle_p2.eq(2), clock_on.eq(0), known.eq(0), taken.eq(0), self.sending.eq(1), p.eq(0),
-                         self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0), gap_full.eq(0), went.eq(0),
-                         last_fresh.eq(0), res_valid.eq(0), in_first.eq(1)]
+            m.d.sync += [cycle.eq(0), cycle_p1.eq(1), cycle_p2.eq(2), clock_on.eq(0), known.eq(0), taken.eq(0),
+                         self.sending.eq(1), p.eq(0), self.pick_valid.eq(0), in_burst.eq(0), gap.eq(0),
+                         gap_full.eq(0), went.eq(0), last_fresh.eq(0), res_valid.eq(0), in_first.eq(1)]
             # the first scan pass fills the pipeline (no stream is known): stream 0 compared
             # next (evaluated here), stream 1 evaluated next, stream 2 read next
             m.d.sync += [c_valid.eq(1), c_zero.eq(1), c_last.eq(0), c_stream.eq(0),

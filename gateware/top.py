@@ -39,7 +39,7 @@ class SimTop(wiring.Component):
                     "csr_w_stb": In(1), "csr_w_data": In(32)}
         super().__init__(members)
         self.n_ports, self.clk_hz, self.config = n_ports, clk_hz, config
-        self.bank = bank = RegisterBank(name="wirespeed", version="%d.%d.%d" % GATEWARE_VERSION,
+        self.bank = bank = RegisterBank(name="wirespeed", version=".".join(map(str, GATEWARE_VERSION)),
                                         clk_hz=clk_hz, n_ports=n_ports)
         self._id = {
             "magic": bank.add("id.magic", 32, "r", doc='0x57535044 ("WSPD")'),
@@ -48,7 +48,8 @@ class SimTop(wiring.Component):
             "clk_hz": bank.add("id.clk_hz", 32, "r", doc="system clock frequency, Hz"),
             "n_ports": bank.add("id.n_ports", 32, "r", doc="number of tester ports"),
         }
-        self._time = bank.add("time.ns", 64, "r", doc="free-running timebase, ns; reading the low word latches the high word")
+        self._time = bank.add("time.ns", 64, "r",
+                              doc="free-running timebase, ns; reading the low word latches the high word")
         self._cmd = bank.add("ctrl.cmd", 4 + n_ports, "w",
                              doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters; "
                                  "bits 4.. the ports it is for, bit 4 + N port N (none set: every port)")

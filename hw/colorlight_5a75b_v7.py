@@ -11,8 +11,8 @@ FPGA RX is ball M13 (J19 pin 2 "KEY+", also the button: do not press it while a 
 connected), FPGA TX is ball P11 (J19 pin 5 "DATA_LED-", also the board's LED, which
 therefore flickers with answers). Connect a 3.3 V USB-serial adapter: its TXD to J19 pin 2,
 its RXD to J19 pin 5, GND to a HUB75 GND (J1 pin 4). The HUB75 connectors J1-J8 are behind
-74HC245 output buffers and cannot carry the receive line. With the LED taken by the UART, link is shown by the PHYs' own LEDs
-on the RJ45 jacks, and by the ``pN.phy.link`` registers.
+74HC245 output buffers and cannot carry the receive line. With the LED taken by the UART, link is
+shown by the PHYs' own LEDs on the RJ45 jacks, and by the ``pN.phy.link`` registers.
 
 RGMII delays: as in LiteX's colorlight target, the B50612D keeps its power-on setting (it
 delays the transmit clock itself), and the FPGA delays the received data by 2 ns against
@@ -73,7 +73,7 @@ BOARD = Board(
               "the LED), GND on J1 pin 4",
     uart_baud=1_000_000,
     config_preset="BOARD_25F",
-    default_seed=1,     # met timing with pnr_opts: sys 128.2 MHz (docs/performance.md, per-stream statistics on the 25F)
+    default_seed=1,     # meets timing with pnr_opts (docs/performance.md, per-stream statistics on the 25F)
     # timing-driven placement weighted harder and timing-driven rip-up in the router
     pnr_opts=("--placer-heap-timingweight 30", "--placer-heap-critexp 4", "--tmg-ripup"),
     # the statistics and the responder do not both fit at 125 MHz: a build for each

@@ -269,7 +269,8 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
     recover_ns: int = 0
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
+        "rate": ("rate", "rate",
+                 f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
         "queue": ("queue", "int", "an integer 1..65536"),
         "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 10us)"),
         "jitter": ("jitter_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),

@@ -226,7 +226,8 @@ def markdown(results):
         used["LUT4"] = lut_sites(cells)
         lines.append(f"\n{part} use of the whole tester (config {CONFIG['name']}, id.config "
                      f"{CONFIG['config'].word():#010x}): " + ", ".join(
-                         f"{cell} {used[cell]}/{cap} ({100 * used[cell] / cap:.0f} %)" for cell, cap in capacity.items())
+                         f"{cell} {used[cell]}/{cap} ({100 * used[cell] / cap:.0f} %)"
+                         for cell, cap in capacity.items())
                      + ". LUT4 here counts LUT sites: LUT4 + 2 per CCU2C + 6 per TRELLIS_DPR16X4 (nextpnr packs"
                      " each into 3 of a PFU's 4 slices: two RAM slices and the write-port slice).")
     lines.append("\nMemories, by what yosys mapped them to:")

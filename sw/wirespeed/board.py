@@ -100,7 +100,8 @@ class BuildReport:
         for name in _KEY_RESOURCES:
             if name in self.utilisation:
                 used, avail = self.utilisation[name]
-                lines.append(f"  {_RESOURCE_LABELS.get(name, name)}: {used}/{avail} ({100 * used / max(avail, 1):.0f} %)")
+                share = 100 * used / max(avail, 1)
+                lines.append(f"  {_RESOURCE_LABELS.get(name, name)}: {used}/{avail} ({share:.0f} %)")
         if self.bitstream:
             lines.append(f"  bitstream: {self.bitstream}")
         lines += [f"  note: {n}" for n in self.notes]

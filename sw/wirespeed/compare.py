@@ -658,8 +658,9 @@ def load_set(spec: str, column: str | None = None, where: list[tuple[str, str]] 
              table: str = "Throughput", stdin: io.TextIOBase | None = None) -> DataSet:
     """One data set from a command-line argument: a plain file of numbers (ministat's format),
     a CSV (``column`` names the column), a wirespeed results folder (its ``table``.csv, by
-    default Throughput.csv) or results.json (its Throughput.csv figures), a folder of results folders (one value set from all of them), or a quoted
-    glob pattern matching several of those (their values pooled); ``-`` is stdin."""
+    default Throughput.csv) or results.json (its Throughput.csv figures), a folder of results
+    folders (one value set from all of them), or a quoted glob pattern matching several of those
+    (their values pooled); ``-`` is stdin."""
     where = where or []
     if spec == "-":
         if where:

@@ -98,8 +98,8 @@ def latency_figures(trial: TrialResult, pipeline: Pipeline | None = None) -> lis
                       for size in set(f.spec.sizes)}
             if len(values) != 1:
                 offsets = None
-                calibration_note = (f"not calibrated: the frames into port {port} (flows and sizes) have different pipeline "
-                                    f"delays ({sorted(values)} ns)")
+                calibration_note = (f"not calibrated: the frames into port {port} (flows and sizes) have "
+                                    f"different pipeline delays ({sorted(values)} ns)")
                 break
             offsets[port] = values.pop()
         if offsets is not None:

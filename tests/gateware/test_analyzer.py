@@ -74,7 +74,8 @@ def with_signature(head, frame_len, sid, seq, ts):
 
 ETH = Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
 HEADERS = {
-    "vlan_ipv4": ETH / Dot1Q(vlan=100, prio=5) / IP(src="198.18.0.1", dst="198.19.0.1", ttl=10) / UDP(sport=0xC020, dport=7),
+    "vlan_ipv4": ETH / Dot1Q(vlan=100, prio=5) / IP(src="198.18.0.1", dst="198.19.0.1", ttl=10)
+                 / UDP(sport=0xC020, dport=7),
     "ipv6": ETH / IPv6(src="2001:2::1", dst="2001:2::2", hlim=10) / UDP(sport=0xC020, dport=7),
     "qinq_ipv6": ETH / Dot1Q(vlan=10) / Dot1Q(vlan=20) / IPv6(src="2001:2::1", dst="2001:2::2") / UDP(dport=7),
     "raw_ethertype": Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01", type=0x88B5) / Raw(b"x" * 3),

@@ -114,7 +114,8 @@ def test_rearm_forgets_and_ignores_a_frame_in_flight():
         await h.csr.write(ctx, "p0.cap.count", 0)                  # clamped to 1
         await h.csr.write(ctx, "p0.cap.arm", 1)
         ts = await h.send(ctx, rng, first, False)
-        await h.check(ctx, [(ts, 104, 100, 0, 0)], [int.from_bytes(first[i:i + 4], "big") for i in range(0, 100, 4)], 25)
+        words = [int.from_bytes(first[i:i + 4], "big") for i in range(0, 100, 4)]
+        await h.check(ctx, [(ts, 104, 100, 0, 0)], words, 25)
         assert await h.csr.read(ctx, "p0.cap.state") == STATE_DONE
 
         # arm again in the middle of a frame: that frame is not recorded

@@ -278,7 +278,8 @@ def reference_engine(frames):
         header = b"\x4e\x6f\x10\x44\x00\x00\x00\x00"
         if cache and tag == cache[0]:
             counters["replays"] += 1
-            answers.append(header + bytes([0, be, len(cache[1]), 0]) + struct.pack(f">{1 + len(cache[1])}I", tag, *cache[1]))
+            answers.append(header + bytes([0, be, len(cache[1]), 0])
+                           + struct.pack(f">{1 + len(cache[1])}I", tag, *cache[1]))
             continue
         if cache and (tag - cache[0]) % (1 << 32) >= 1 << 31:
             counters["stale"] += 1
@@ -411,7 +412,7 @@ def drive_bridge(requests, *, clk_hz=16_000_000, baud=4_000_000, gap_bits=30):
     out = {}
 
     async def bench(ctx):
-        for n, frame in enumerate(requests):
+        for frame in requests:
             levels = line_levels(list(frame), div, idle=gap_bits * div)
             for level in levels:
                 bus.step(ctx, dut)

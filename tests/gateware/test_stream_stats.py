@@ -199,9 +199,10 @@ class Driver:
 
 
 def simulate(dut, bench, stats=None):
-    """Run ``bench``; on every clock of the statistics ``stats`` (``dut`` unless given), a write to the shadow must come while ``copying`` is high
-    (the host reads the shadow whenever it is low: a word still to be written would be stale,
-    and a read of it on its write's clock would break the memory's no-collision promise)."""
+    """Run ``bench``; on every clock of the statistics ``stats`` (``dut`` unless given), a write
+    to the shadow must come while ``copying`` is high (the host reads the shadow whenever it is
+    low: a word still to be written would be stale, and a read of it on its write's clock would
+    break the memory's no-collision promise)."""
     writes = []
     stats = stats or dut
 
@@ -221,7 +222,7 @@ def simulate(dut, bench, stats=None):
 def test_entry_layout():
     assert ENTRY_BITS == sum(bits for _, bits in STATS_FIELDS) <= 1024
     value = 0
-    for at, (name, bits) in enumerate(STATS_FIELDS):
+    for at in range(len(STATS_FIELDS)):
         value |= (at + 1) << sum(b for _, b in STATS_FIELDS[:at])
     assert unpack_entry(value) == {name: at + 1 for at, (name, _) in enumerate(STATS_FIELDS)}
 

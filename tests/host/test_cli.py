@@ -116,8 +116,9 @@ def test_unreachable_serial_target(capsys, tmp_path):
     (0, [], "--target", "id.config is 0: the gateware predates id.config"),
     (dataclasses.replace(BOARD_25F, responder=False).word(), [], "--learning",
      "built without the ARP/ND responder, which the learning phase needs"),
-    (dataclasses.replace(BOARD_25F, stream_stats=False).word(), ["--no-learning", "--tests", "throughput,system-recovery"],
-     "--tests", "built without per-stream receive statistics, which system-recovery needs"),
+    (dataclasses.replace(BOARD_25F, stream_stats=False).word(),
+     ["--no-learning", "--tests", "throughput,system-recovery"], "--tests",
+     "built without per-stream receive statistics, which system-recovery needs"),
 ])
 def test_gateware_configuration_the_host_cannot_run(capsys, regmap, tmp_path, word, args, field, message):
     """A board build without a block a run needs is refused with one line naming the option
@@ -218,8 +219,9 @@ def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):
     assert record == json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "complete" and record["target"] == server.url
     assert record["dut"] == {"description": "a cable"}
-    assert parameters(record, "throughput")["trial_duration_ns"] == 2000 and parameters(record, "throughput")["resolution_pct"] == 10
-    assert results(record, "throughput")[0]["throughput_fps"] == 0.0 and results(record, "throughput")[0]["trials"] == 5
+    params, result = parameters(record, "throughput"), results(record, "throughput")[0]
+    assert params["trial_duration_ns"] == 2000 and params["resolution_pct"] == 10
+    assert result["throughput_fps"] == 0.0 and result["trials"] == 5
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 5
     assert "scaled down from RFC 2544" in err
     rows = (tmp_path / "Throughput.csv").read_text().splitlines()

@@ -347,7 +347,8 @@ def test_csv_column_and_where(tmp_path):
 def test_results_folders_and_patterns(tmp_path):
     for i, rate in enumerate([400.0, 401.0, 402.0]):
         (tmp_path / "tuned" / f"run{i}").mkdir(parents=True)
-        write_throughput_csv(tmp_path / "tuned" / f"run{i}" / "Throughput.csv", [[64, rate, 1.0], [1518, 81274.38, 2.0]])
+        write_throughput_csv(tmp_path / "tuned" / f"run{i}" / "Throughput.csv",
+                             [[64, rate, 1.0], [1518, 81274.38, 2.0]])
     one = load_set(str(tmp_path / "tuned" / "run1"), "offered_fps", [("frame_size_B", "64")])
     assert one.values == (401.0,)
     pooled = load_set(str(tmp_path / "tuned"), "offered_fps", [("frame_size_B", "64")])

@@ -194,8 +194,9 @@ def test_a_whole_run_from_a_file(capsys, regmap, tmp_path):
     assert code == 0, err
     record = json.loads(out)
     assert record["dut"] == {"description": "a cable"} and record["target"] == server.url
-    assert parameters(record, "throughput")["trial_duration_ns"] == 2000 and parameters(record, "throughput")["resolution_pct"] == 10
-    assert parameters(record, "throughput")["frame_sizes"] == [64]
+    params = parameters(record, "throughput")
+    assert params["trial_duration_ns"] == 2000 and params["resolution_pct"] == 10
+    assert params["frame_sizes"] == [64]
     kept = record["config_file"]           # the run's file, whole, in the self-describing results
     assert kept["path"].endswith("run.toml") and "resolution = 10" in kept["text"] and len(kept["sha256"]) == 64
 

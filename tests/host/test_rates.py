@@ -59,7 +59,8 @@ def test_period_round_trips_to_rate():
     assert period_to_rate(period, CLK) == 400_000
 
 
-@pytest.mark.parametrize("ns, cycles", [(0, 0), (8, 1), (9, 2), (10_000_000, 1_250_000), (60_000_000_000, 7_500_000_000)])
+@pytest.mark.parametrize("ns, cycles", [(0, 0), (8, 1), (9, 2), (10_000_000, 1_250_000),
+                                        (60_000_000_000, 7_500_000_000)])
 def test_ns_to_cycles(ns, cycles):
     assert ns_to_cycles(ns, CLK) == cycles
 

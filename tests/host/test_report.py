@@ -83,9 +83,9 @@ def write_run(out_dir, tests=("throughput", "frame-loss", "back-to-back"), sizes
         for size, bursts in zip(sizes, ((21, 22, 23), (40, 44, 47), (1000, 1000, 1000))):
             reps = [BurstRepetition(burst_frames=b, failed_frames=None if b == 1000 else b + 1, converged=True,
                                     bursts=[b], passed=[True]) for b in bursts]
-            writer.record_result("back-to-back", BackToBackResult(frame_size=size, theoretical_max_fps=line_rate_fps(size),
-                                                        max_burst=1000, repetitions=reps,
-                                                        throughput_fps=400_000.0 if "throughput" in tests else None))
+            result = BackToBackResult(frame_size=size, theoretical_max_fps=line_rate_fps(size), max_burst=1000,
+                                      repetitions=reps, throughput_fps=400_000.0 if "throughput" in tests else None)
+            writer.record_result("back-to-back", result)
     writer.finish("complete")
     return out_dir
 

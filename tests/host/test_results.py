@@ -79,7 +79,8 @@ def test_throughput_and_latency_tables(writer):
 
     rows = read_csv(writer.out_dir / "Throughput.csv")
     assert rows[0] == THROUGHPUT_COLUMNS
-    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2", "bisect", "0", "", "64"]
+    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2",
+                       "bisect", "0", "", "64"]
     latency = read_csv(writer.out_dir / "Latency.csv")
     assert latency[0] == LATENCY_COLUMNS
     # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating;
@@ -114,8 +115,9 @@ def test_results_json_describes_the_run(writer):
     assert record["tool"] == {"name": "wirespeed", "version": __version__}
     assert record["gateware"]["map_hash"] == 0xF4988A5A and record["gateware"]["version_text"] == "0.1.0"
     assert record["target"] == "sim" and record["dut"]["rate_fps"] == 400_000
-    assert parameters(record, "throughput")["trial_duration_ns"] == 10_000_000 and parameters(record, "throughput")["scaled_down"]
-    assert parameters(record, "throughput")["resolution_pct"] == 0.1
+    params = parameters(record, "throughput")
+    assert params["trial_duration_ns"] == 10_000_000 and params["scaled_down"]
+    assert params["resolution_pct"] == 0.1
     assert "scaled down" in record["notes"][0]
     assert "latency" in record["definitions"]
     assert results(record, "throughput")[0]["throughput_fps"] == 400_000.0

@@ -325,7 +325,8 @@ def test_recovery_and_reset_resume(capsys, server, tmp_path, monkeypatch):
                        *FAST)
     assert code == 130, err
     before = json.loads((out / "results.json").read_text())
-    assert results(before, "reset") == [] and results(before, "system-recovery") == [] and not mark.exists(), results(before, "throughput")
+    assert results(before, "reset") == [] and results(before, "system-recovery") == [] and not mark.exists(), \
+        results(before, "throughput")
 
     counting.reset()
     code, stdout, err = run(capsys, "rfc2544", "--resume", str(out), "--json")

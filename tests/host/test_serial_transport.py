@@ -34,7 +34,8 @@ def parse_request(packet: bytes):
 
 
 def answer(tag, words):
-    return b"\x4e\x6f\x10\x44" + bytes(4) + bytes([0, 0x0F, len(words), 0]) + struct.pack(f">{1 + len(words)}I", tag, *words)
+    return (b"\x4e\x6f\x10\x44" + bytes(4) + bytes([0, 0x0F, len(words), 0])
+            + struct.pack(f">{1 + len(words)}I", tag, *words))
 
 
 def stale(tag, last):
@@ -195,7 +196,8 @@ def test_stale_answer_moves_the_tags_past_the_gateware(peer):
 
 def test_wrong_answer_length_is_an_error(peer):
     peer.wrong_count = True
-    with SerialTransport(peer.url, timeout=0.5) as t, pytest.raises(TransportError, match="answered 2 words to 1 reads"):
+    with (SerialTransport(peer.url, timeout=0.5) as t,
+          pytest.raises(TransportError, match="answered 2 words to 1 reads")):
         t.read([0])
 
 

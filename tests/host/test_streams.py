@@ -280,7 +280,10 @@ def test_descriptor_fields_ipv4_vlan():
     assert (d["ipcsum_en"], d["ipcsum_off"], d["udpcsum_en"], d["udpcsum_off"]) == (1, 28, 1, 44)
     t = c.streams[0].template
     assert t[34:38] == bytes(4) and t[38:40] == bytes(2)           # dst ip, src port under masks
-    words = lambda b: sum(int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+
+    def words(b):
+        return sum(int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+
     assert d["ipcsum_base"] == _fold(words(t[18:38]))
     assert d["udpcsum_base"] == _fold(words(t[30:38]) + 17 + words(t[38:46]))
     m0, m1 = c.modifiers[:2]
@@ -430,9 +433,9 @@ def test_golden_matches_contract(name, streams):
 @pytest.mark.filterwarnings("ignore::wirespeed.traffic.BenchmarkRangeWarning")
 def test_random_values_against_contract():
     rnd = random.Random(1)
-    for trial in range(12):
+    for _ in range(12):
         streams = []
-        for s in range(rnd.randint(1, 3)):
+        for _ in range(rnd.randint(1, 3)):
             v6, vlan = rnd.random() < 0.5, rnd.random() < 0.5
             fields = rnd.sample(["src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port"]
                                 + (["vlan"] if vlan else []), 2)

@@ -52,7 +52,11 @@ def test_parse_good(text, expected):
     assert parse_dut(str(spec)) == spec  # canonical text round-trips
 
 
-PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, openbsd49-i386-em, openbsd49-amd64-em, freebsd-livelock"
+PROFILE_NAMES = ("bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, openbsd49-i386-em, openbsd49-amd64-em, "
+                 "freebsd-livelock")
+LOOPBACK_PARAMS = "delay, loss, dup, reorder, corrupt, blackout, seed, reboot"
+PROBABILITY = "must be a probability 0..1 with at most 9 decimals (e.g. 0.01)"
+BLACKOUT = "must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms)"
 
 
 @pytest.mark.parametrize("text,message", [
@@ -93,7 +97,7 @@ PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, o
                        ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
     ("router:latency_ns=8", "dut router: unknown parameter 'latency_ns', allowed: rate, queue, latency, jitter"
                        ", collapse, recover, loss, dup, reorder, corrupt, blackout, seed, reboot"),
-    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
+    ("loopback:rate=1", "dut loopback: unknown parameter 'rate', allowed: " + LOOPBACK_PARAMS),
     ("router:queue", "dut router: expected key=value, got 'queue'"),
     ("router:rate=1k,,queue=2", "dut router: expected key=value, got ''"),
     ("router:=5", "dut router: expected key=value, got '=5'"),
@@ -103,26 +107,28 @@ PROFILE_NAMES = "bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, o
                            "(e.g. 2us), got '12ns'"),
     ("router:jitter=2s", "dut router: jitter must be a time 0ns..1s, multiple of 8ns "
                          "(e.g. 2us), got '2s'"),
-    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: delay, loss, dup, reorder, corrupt, blackout, seed, reboot"),
-    ("router:loss=1.5", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1.5'"),
-    ("router:dup=-0.1", "dut router: dup must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '-0.1'"),
-    ("router:reorder=1e-3", "dut router: reorder must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1e-3'"),
-    ("loopback:corrupt=0.0000000001", "dut loopback: corrupt must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '0.0000000001'"),
-    ("router:corrupt=", "dut router: corrupt must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got ''"),
-    ("router:loss=1%", "dut router: loss must be a probability 0..1 with at most 9 decimals (e.g. 0.01), got '1%'"),
-    ("router:blackout=5ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms'"),
-    ("router:blackout=5ms:0ns", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms:0ns'"),
-    ("router:blackout=5ms:3ns", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '5ms:3ns'"),
-    ("router:blackout=3601s:1ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '3601s:1ms'"),
-    ("router:blackout=1ms:2ms:3ms", "dut router: blackout must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms), got '1ms:2ms:3ms'"),
+    ("loopback:jitter=8ns", "dut loopback: unknown parameter 'jitter', allowed: " + LOOPBACK_PARAMS),
+    ("router:loss=1.5", f"dut router: loss {PROBABILITY}, got '1.5'"),
+    ("router:dup=-0.1", f"dut router: dup {PROBABILITY}, got '-0.1'"),
+    ("router:reorder=1e-3", f"dut router: reorder {PROBABILITY}, got '1e-3'"),
+    ("loopback:corrupt=0.0000000001", f"dut loopback: corrupt {PROBABILITY}, got '0.0000000001'"),
+    ("router:corrupt=", f"dut router: corrupt {PROBABILITY}, got ''"),
+    ("router:loss=1%", f"dut router: loss {PROBABILITY}, got '1%'"),
+    ("router:blackout=5ms", f"dut router: blackout {BLACKOUT}, got '5ms'"),
+    ("router:blackout=5ms:0ns", f"dut router: blackout {BLACKOUT}, got '5ms:0ns'"),
+    ("router:blackout=5ms:3ns", f"dut router: blackout {BLACKOUT}, got '5ms:3ns'"),
+    ("router:blackout=3601s:1ms", f"dut router: blackout {BLACKOUT}, got '3601s:1ms'"),
+    ("router:blackout=1ms:2ms:3ms", f"dut router: blackout {BLACKOUT}, got '1ms:2ms:3ms'"),
     ("router:seed=x", "dut router: seed must be an integer 0..4294967295, got 'x'"),
     ("router:seed=4294967296", "dut router: seed must be an integer 0..4294967295, got '4294967296'"),
     ("router:loss=0.1,loss=0.2", "dut router: parameter 'loss' given twice"),
     # overload collapse
-    ("router:rate=400k,collapse=400k,recover=1s", "dut router: collapse must be below rate (400000 frames/s), got 400000"),
+    ("router:rate=400k,collapse=400k,recover=1s",
+     "dut router: collapse must be below rate (400000 frames/s), got 400000"),
     ("router:collapse=10k", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
     ("router:recover=1s", "dut router: collapse and recover go together (e.g. collapse=20k,recover=2s)"),
-    ("router:collapse=10k,recover=0s", "dut router: recover must be a time 8ns..3600s, multiple of 8ns (e.g. 2s), got '0s'"),
+    ("router:collapse=10k,recover=0s",
+     "dut router: recover must be a time 8ns..3600s, multiple of 8ns (e.g. 2s), got '0s'"),
     # switch
     ("switch:latency=12ns", "dut switch: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), got '12ns'"),
     ("switch:latency=2s", "dut switch: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), got '2s'"),

@@ -224,7 +224,8 @@ def test_router_discards_errored_frames(model_driver):
     ("router", ("rate=-1",), "dut router: rate must be an integer 1..125000000, got '-1'"),
     ("router", ("latency=5",),
      "dut router: unknown parameter 'latency', allowed: rate, queue, latency_ns, max_frame, "
-     "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, blackout_len_ns, seed, reboot_ns"),
+     "jitter_ns, collapse, recover_ns, loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb, blackout_start_ns, "
+     "blackout_len_ns, seed, reboot_ns"),
     ("router", ("queue=4", "queue=5"), "dut router: parameter 'queue' given twice"),
     ("switch", ("table=0",), "dut switch: table must be an integer 1..1048576, got '0'"),
     ("switch", ("learning=2",), "dut switch: learning must be an integer 0..1, got '2'"),

@@ -103,7 +103,7 @@ def test_capture_command_writes_the_pcap(tmp_path, capsys):
     assert stdout.strip() == f"captured 8 frames on port 1: {out}"
     packets = rdpcap(str(out))
     assert len(packets) == 8
-    for seq, pkt in enumerate(packets):
+    for pkt in packets:
         assert len(pkt) == 64 and pkt.wirelen == 124          # snaplen 64 of a 128-byte frame
         assert IP in pkt and UDP in pkt
         assert pkt[IP].src == str(port_ip(0)) and pkt[IP].dst == str(port_ip(1))

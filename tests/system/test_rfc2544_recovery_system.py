@@ -96,7 +96,8 @@ def test_reset_needs_a_dut_that_can_reboot(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and "reboot=TIME" in err[-1] and err[-1].startswith("wirespeed: error: run:")
     record = json.loads((tmp_path / "results.json").read_text())
-    assert record["status"] == "failed" and results(record, "throughput")[0]["throughput_fps"] > 0   # kept what it measured
+    # kept what it measured
+    assert record["status"] == "failed" and results(record, "throughput")[0]["throughput_fps"] > 0
 
 
 def test_bidirectional_many_flows_throughput_per_direction(tmp_path):

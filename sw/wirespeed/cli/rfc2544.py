@@ -166,8 +166,8 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
     if values["resume"] is not None:
         return _resume_run(ctx, values["resume"], values["target"], values["json_out"])
     target = values["target"]
-    dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target, values["dut_rtl_include"] or [],
-                  values["dut_rtl_filelist"] or [])
+    dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target,
+                  values["dut_rtl_include"] or [], values["dut_rtl_filelist"] or [])
     if values["management"] != "etherbone" and target != "sim":
         raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
     if values["uart_faults"] is not None and values["management"] != "uart":

@@ -12,8 +12,10 @@ test) are read and converted (:func:`upgrade`).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+import functools
+import operator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -23,8 +25,8 @@ from ..latency import DEFINITION_NAMES
 from ..rfc2544 import registry
 from ..rfc2544.common import LearningConfig
 
-__all__ = ["FORMAT", "FORMAT_1", "Status", "TestEntry", "RunHeader", "RunRecord", "upgrade", "upgrade_flows", "json_schema",
-           "GENERAL_DEFINITIONS"]
+__all__ = ["FORMAT", "FORMAT_1", "Status", "TestEntry", "RunHeader", "RunRecord", "upgrade", "upgrade_flows",
+           "json_schema", "GENERAL_DEFINITIONS"]
 
 FORMAT = "wirespeed-results/2"
 FORMAT_1 = "wirespeed-results/1"
@@ -56,7 +58,7 @@ GENERAL_DEFINITIONS = {
 
 
 def _utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class TestEntry(BaseModel):
@@ -72,14 +74,16 @@ def _entry_models() -> tuple[type[TestEntry], ...]:
     models = []
     for test in registry.all_tests():
         title = "".join(part.capitalize() for part in test.name.split("-"))
-        models.append(create_model(f"{title}Entry", __base__=TestEntry, __doc__=f"RFC 2544 {test.section}: {test.title}",
+        models.append(create_model(f"{title}Entry", __base__=TestEntry,
+                                   __doc__=f"RFC 2544 {test.section}: {test.title}",
                                    name=(Literal[test.name], test.name), parameters=(test.config, ...),
                                    results=(list[test.result], Field(default_factory=list))))  # type: ignore[valid-type]
     return tuple(models)
 
 
 _ENTRIES = _entry_models()
-AnyEntry = Annotated[Union[_ENTRIES], Field(discriminator="name")]  # type: ignore[valid-type]
+# the union of every test's entry, told apart by name (X | Y | ..., the tests known only at import)
+AnyEntry = Annotated[functools.reduce(operator.or_, _ENTRIES), Field(discriminator="name")]  # type: ignore[valid-type]
 
 
 class RunHeader(BaseModel):

@@ -6,7 +6,7 @@ trials kept and marked superseded)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,7 @@ def prepare(out_dir: Path, record: RunRecord, note: str) -> RunRecord:
         # superseded marks are in results.json and Trials.csv)
         atomic_write_text(path, expected)
     superseded = mark_superseded(record)
-    record.resumed.append({"utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "status": record.status,
+    record.resumed.append({"utc": datetime.now(UTC).isoformat(timespec="seconds"), "status": record.status,
                            "error": record.error, "learning": record.learning, "superseded_trials": superseded})
     record.notes.append(note)
     record.status, record.error = "running", None

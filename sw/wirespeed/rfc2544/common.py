@@ -14,7 +14,8 @@ from .. import sizes as size_points
 from ..host.models import HistogramConfig, LearningResult, TrialResult
 from ..traffic import Flow, PortAddress, check_distinct, flow_stream
 
-__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning", "csv_text", "sequence_cells"]
+__all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning",
+           "csv_text", "sequence_cells"]
 
 RFC_TRIAL_NS = 60_000_000_000  # RFC 2544 section 24: trials SHOULD last 60 s
 RFC_WAIT_NS = 2_000_000_000  # RFC 2544 section 23: wait 2 s for stragglers

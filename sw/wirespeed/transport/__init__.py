@@ -10,8 +10,8 @@ from .base import CONTROL_COUNTERS, MAX_BURST, Transport
 from .fake import FakeTransport
 from .udp import DEFAULT_PORT, EtherboneTransport, parse_udp_url
 
-__all__ = ["CONTROL_COUNTERS", "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url", "DEFAULT_PORT",
-           "MAX_BURST"]
+__all__ = ["CONTROL_COUNTERS", "Transport", "EtherboneTransport", "FakeTransport", "open_target", "parse_udp_url",
+           "DEFAULT_PORT", "MAX_BURST"]
 
 
 def open_target(url: str, timeout: float = 1.0, retries: int = 3) -> Transport:

@@ -61,8 +61,10 @@ class Transport(abc.ABC):
     def write(self, pairs: Sequence[tuple[int, int]]) -> None:
         self.transact(pairs, ())
 
+    @abc.abstractmethod
     def close(self) -> None:
-        pass
+        """Release what the transport holds (a socket, a serial port). Abstract: every
+        transport says what it releases, so one that holds a resource cannot forget it."""
 
     def __enter__(self):
         return self

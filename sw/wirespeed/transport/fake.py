@@ -51,6 +51,9 @@ class FakeTransport(Transport):
         offsets = reg.word_offsets[index * reg.words:(index + 1) * reg.words]
         return reg.join([self._words.get(off, 0) for off in offsets])
 
+    def close(self) -> None:
+        """Nothing to release: the registers are in memory."""
+
     def transact(self, writes: Sequence[tuple[int, int]] = (), reads: Sequence[int] = ()) -> list[int]:
         self.transactions += 1
         if "time.ns" in self.regmap:

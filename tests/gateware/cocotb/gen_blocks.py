@@ -140,7 +140,8 @@ class Bench:
             # first byte after the SFD on the wire
             launch = sig[2] - self.now0 + self.t0 + CLK_NS
             offsets.add(get_time_from_sim_steps(fr.sim_time_sfd, "ns") - launch)
-        assert offsets == {TX_PIPELINE_NS}, f"transmit timestamp to wire (ns): {sorted(offsets)}, documented {TX_PIPELINE_NS}"
+        assert offsets == {TX_PIPELINE_NS}, \
+            f"transmit timestamp to wire (ns): {sorted(offsets)}, documented {TX_PIPELINE_NS}"
         w = self.wire
         assert len(w.starts) == count, (len(w.starts), count)
         assert all(p == b"\x55" * 7 + b"\xd5" for p in w.preambles), "bad preamble/SFD"
@@ -231,12 +232,12 @@ async def source_backpressure(dut):
         rng = random.Random(pattern)
         run = {"left": 0, "on": True}
 
-        def random_bursts(cycle):
+        def random_bursts(cycle, run=run, rng=rng):
             if run["left"] == 0:
                 run["left"], run["on"] = rng.randrange(1, 40), not run["on"]
             run["left"] -= 1
             return run["on"]
-        decide = random_bursts if ready is None else (lambda cycle, f=ready: f(rng, cycle))
+        decide = random_bursts if ready is None else (lambda cycle, f=ready, rng=rng: f(rng, cycle))
         want = await b.load(program, 12)
         frames, cur, bubbles, cycle = [], None, 0, 0
         while len(frames) < len(want) and cycle < 200_000:

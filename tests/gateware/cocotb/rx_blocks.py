@@ -288,7 +288,7 @@ async def rx_fcs_foreign_and_other_frames(dut):
         await b.clear()
         golden = Golden(group=group)
         frames, seqs = [], {}
-        for k in range(60):
+        for _ in range(60):
             kind = rng.randrange(6)
             if kind < 3:
                 sid = rng.choice([0, 3, 15, 16, 17, 31, 0x123])
@@ -407,8 +407,11 @@ async def responder_arp(dut):
     """ARP requests for the port's address get an RFC 826 reply (checked with scapy); requests
     for other addresses, replies and gratuitous requests from others get none."""
     b = await responder_setup(dut)
-    req = lambda target, op=1, **kw: bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=PEER_MAC)   # noqa: E731
-                                           / ARP(op=op, hwsrc=PEER_MAC, psrc=PEER_IP4, pdst=target, **kw)).ljust(60, b"\0")
+
+    def req(target, op=1, **kw):
+        arp = ARP(op=op, hwsrc=PEER_MAC, psrc=PEER_IP4, pdst=target, **kw)
+        return bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=PEER_MAC) / arp).ljust(60, b"\0")
+
     await b.send([(req("198.18.0.99"), False), (req(IP4, op=2), False), (req(IP4), True)])
     assert await replies(b) == [], "answered a request for another address, a reply or a bad-FCS frame"
     await b.send([(req(IP4), False)])

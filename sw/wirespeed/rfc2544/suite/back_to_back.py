@@ -80,7 +80,8 @@ class BackToBackConfig(PortPairConfig):
             cap = self.max_burst_frames(short[0])
             burst_ns = round(cap * 1e9 / line_rate_fps(short[0]))
             notes.append(f"back-to-back: bursts capped at {cap:,} frames ({format_duration(burst_ns)} of "
-                         f"{size_points.text(short[0])} frames at line rate), below RFC 2544 26.4's {RFC_BURST_S:g} s trials")
+                         f"{size_points.text(short[0])} frames at line rate), below RFC 2544 26.4's "
+                         f"{RFC_BURST_S:g} s trials")
         if self.wait_ns < RFC_WAIT_NS:
             notes.append(f"back-to-back: wait after each burst {format_duration(self.wait_ns)}, scaled down from "
                          f"RFC 2544 section 23 ({format_duration(RFC_WAIT_NS)})")

@@ -173,7 +173,8 @@ def _trial_line(rep: int, result: RecoveryTrial) -> str:
 
 def _summary(results: Sequence[RecoveryResult], record: Any) -> list[Table]:
     rows = [[str(r.frame_size), f"{r.throughput_fps:,.1f}", f"{r.trials[0].overload_fps:,.1f}",
-             f"{r.mean_recovery_ns / 1e3:,.3f}", str(len(r.trials)), "yes" if r.recovered else "[red]no (lower bound)[/]"]
+             f"{r.mean_recovery_ns / 1e3:,.3f}", str(len(r.trials)),
+             "yes" if r.recovered else "[red]no (lower bound)[/]"]
             for r in results]
     return [Table("RFC 2544 26.5 system recovery", ["Frame size (B)", "Throughput (fps)", "Overload (fps)",
                                                     "Recovery time (µs, mean)", "Trials", "Recovered"], rows)]
