@@ -11,6 +11,7 @@ from wirespeed.gateware.regmap import MAGIC
 from wirespeed.gateware.streamdesc import unpack_descriptor
 from wirespeed.host.device import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP
 from wirespeed.host.models import PortCounters
+from wirespeed.host.streamstats import stream_refs
 from wirespeed.traffic import BenchmarkRangeWarning, Flow, StreamSpec, flow_stream
 from wirespeed.transport import FakeTransport
 
@@ -183,6 +184,18 @@ def test_without_sequence_tracking_loss_is_clamped_and_excess_fails():
 
 def flows(size=64):
     return [Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, size))]
+
+
+def test_a_flow_without_a_stream_id_takes_its_ports_default(device, fake):
+    """A spec without a stream id is sent as stream 0 of its port's program (id port * 16):
+    the receiver follows that id's group, and the results and stream references name it."""
+    flow = Flow(tx_port=1, rx_port=0, spec=StreamSpec())
+    fake.set("p0.ana.stream_group", 0)
+    result = device.run_trial([flow], 1000.0, duration_ns=10_000, wait_ns=0)
+    assert flow.stream_id == 16 and fake.get("p0.ana.stream_group") == 1
+    assert unpack_descriptor(fake.get_entry("p1.gen.desc", 0))["stream_id"] == 16
+    assert list(result.streams) == [16]
+    assert stream_refs(device, [flow])[0].stream_id == 16
 
 
 def test_run_trial_sequence_and_result(device, fake):

@@ -105,7 +105,7 @@ def stream_refs(device, items: Iterable) -> list[StreamRef]:
             refs.append(item)
         elif hasattr(item, "spec") and hasattr(item, "tx_port"):          # a Flow
             refs.append(StreamRef(tx_port=item.tx_port, rx_port=item.rx_port, tx_index=0,
-                                  stream_id=item.spec.stream_id))
+                                  stream_id=item.stream_id))
         elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(p, int) for p in item):
             tx_port, rx_port = item
             _check_port(device, tx_port)

@@ -101,7 +101,7 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
     rx_ports = sorted({flow.rx_port for flow in flows})
     groups: dict[int, int] = {}
     for flow in flows:
-        groups.setdefault(flow.rx_port, flow.spec.stream_id >> 4)
+        groups.setdefault(flow.rx_port, flow.stream_id >> 4)
     for port in rx_ports:
         dev.configure_histogram(port, histogram)
         dev.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
@@ -140,7 +140,7 @@ def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, in
     flow, = flows
     if isinstance(schedule, TwoPhase):
         periods = [rate_to_period(r, flow.spec.point, dev.clk_hz) for r in schedule.rates_fps]
-        second = flow.spec.model_copy(update={"stream_id": flow.spec.stream_id + 8})
+        second = flow.spec.model_copy(update={"stream_id": flow.stream_id + 8})
         compiled = PortProgram(port=flow.tx_port, streams=(flow.spec, second), rate_fps=min(schedule.rates_fps),
                                clk_hz=dev.clk_hz).compile()
         compiled = dataclasses.replace(compiled, streams=tuple(
@@ -171,13 +171,13 @@ def _flow_streams(dev: Any, flows: Sequence[Flow], counters: dict[int, PortCount
         return {}
     wanted: dict[int, list[int]] = {}
     for flow in flows:
-        wanted.setdefault(flow.rx_port, []).append(flow.spec.stream_id & 15)
+        wanted.setdefault(flow.rx_port, []).append(flow.stream_id & 15)
     entries = {port: dev.read_stream_entries(port, indices) for port, indices in wanted.items()}
     streams = {}
     for flow in flows:
-        entry = entries[flow.rx_port][flow.spec.stream_id & 15]
-        streams[flow.spec.stream_id] = {"tx_frames": counters[flow.tx_port].tx_frames,
-                                        **{k: entry[k] for k in sequence.STREAM_FIELDS[1:]}}
+        entry = entries[flow.rx_port][flow.stream_id & 15]
+        streams[flow.stream_id] = {"tx_frames": counters[flow.tx_port].tx_frames,
+                                   **{k: entry[k] for k in sequence.STREAM_FIELDS[1:]}}
     return streams
 
 
@@ -185,7 +185,7 @@ def _phase_streams(dev: Any, flow: Flow, periods: list[int]) -> dict[int, dict[s
     """Each phase's stream of a rate-step trial (:data:`sequence.STREAM_FIELDS`) and its period."""
     sent, got = dev.read_stream_tx(flow.tx_port), dev.read_stream_stats(flow.rx_port)
     streams = {}
-    for index, sid in enumerate((flow.spec.stream_id, flow.spec.stream_id + 8)):
+    for index, sid in enumerate((flow.stream_id, flow.stream_id + 8)):
         stats = got[sid & 15]
         streams[sid] = {"tx_frames": sent[index][0], **{k: stats[k] for k in sequence.STREAM_FIELDS[1:]},
                         "period_q32": periods[index]}

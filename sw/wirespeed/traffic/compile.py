@@ -32,6 +32,7 @@ from .spec import (
     UDP_HDR,
     ModifierSpec,
     StreamSpec,
+    default_stream_id,
 )
 
 __all__ = ["PortProgram", "CompiledStream", "CompiledPort", "rate_to_period", "period_to_rate", "ns_to_cycles"]
@@ -212,7 +213,7 @@ class PortProgram(BaseModel):
                 raise ValueError(f"port {self.port} {self._label(i)}: frames of {s.size.min} bytes are "
                                  f"shorter than its minimum of {s.min_frame} ({s.hdr_len} header bytes, "
                                  f"{SIG_LEN}-byte signature, FCS)")
-        ids = [s.stream_id if s.stream_id is not None else (self.port * sd.N_STREAMS + i) & 0xFFFF
+        ids = [s.stream_id if s.stream_id is not None else default_stream_id(self.port, i)
                for i, s in enumerate(self.streams)]
         if len(set(ids)) != len(ids):
             raise ValueError(f"port {self.port}: stream ids {ids} are not all different")

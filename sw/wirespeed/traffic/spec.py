@@ -43,8 +43,8 @@ from .addressing import (
     tester_mac,
 )
 
-__all__ = ["SizeSpec", "ModifierSpec", "StreamSpec", "Flow", "flow_stream", "error_text", "MODIFIER_FIELDS",
-           "MIN_FRAME", "MAX_FRAME"]
+__all__ = ["SizeSpec", "ModifierSpec", "StreamSpec", "Flow", "flow_stream", "default_stream_id", "error_text",
+           "MODIFIER_FIELDS", "MIN_FRAME", "MAX_FRAME"]
 
 MIN_FRAME, MAX_FRAME = 64, sd.MAX_FRAME
 ETH_HDR, VLAN_TAG, IPV4_HDR, IPV6_HDR, UDP_HDR, FCS = 14, 4, 20, 40, 8, 4
@@ -381,6 +381,17 @@ class Flow(BaseModel):
     tx_port: int = Field(ge=0)
     rx_port: int = Field(ge=0)
     spec: StreamSpec
+
+    @property
+    def stream_id(self) -> int:
+        """The stream id its frames carry: the spec's, else that of the first stream of
+        ``tx_port``'s program (a flow is sent as a one-stream program)."""
+        return self.spec.stream_id if self.spec.stream_id is not None else default_stream_id(self.tx_port, 0)
+
+
+def default_stream_id(port: int, index: int) -> int:
+    """The stream id of stream ``index`` of port ``port``'s program when its spec gives none."""
+    return (port * sd.N_STREAMS + index) & 0xFFFF
 
 
 def flow_stream(tx_port: int, rx_port: int, point: size_points.SizePoint,

@@ -92,7 +92,7 @@ def recovery_of(trial: TrialResult, phase_ns: int, clk_hz: int) -> RecoveryTrial
     tx, rx = trial.counters[flow.tx_port], trial.counters[flow.rx_port]
     ns_per_cycle = NS_PER_S // clk_hz
     a = tx.first_tx_ns + (phase_ns // ns_per_cycle) * ns_per_cycle
-    first_id, second_id = flow.spec.stream_id, flow.spec.stream_id + 8
+    first_id, second_id = flow.stream_id, flow.stream_id + 8
     over, reduced = trial.streams[first_id], trial.streams[second_id]
     period_ns = reduced["period_q32"] * ns_per_cycle / 2**32
     lost_over, lost_reduced = (stream_lost(s) if tracked(s) else max(0, s["tx_frames"] - s["rx_frames"])
