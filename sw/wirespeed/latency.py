@@ -22,11 +22,11 @@ a loopback cable, from every figure of both definitions: a constant shift again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .host.models import TrialResult
+from .host.models import Latency, TrialResult
 
 __all__ = ["BIT_FORWARDING", "STORE_AND_FORWARD", "DEFINITION_KEYS", "DEFINITION_NAMES", "LAT_DEF",
            "definition_of", "LatencyFigures", "latency_figures", "NS_PER_BYTE"]
@@ -111,7 +111,7 @@ def latency_figures(trial: TrialResult, pipeline: Pipeline | None = None) -> lis
         port_shift = {p: shift + (offsets[p] if offsets else 0) for p in {f.rx_port for f in trial.flows}}
         return LatencyFigures(definition=definition, name=DEFINITION_NAMES[definition], source=source,
                               how=f"{how}; {calibration_note}", calibrated=offsets is not None,
-                              pipeline_delay_ns=pipeline_ns, **_shifted(trial, port_shift))
+                              pipeline_delay_ns=pipeline_ns, **_shifted(trial, raw, port_shift))
 
     result = [figures(measured, "measured", f"measured by the analyzers (lat_def {trial.lat_def})", 0)]
     if len(sizes) != 1:
@@ -134,13 +134,13 @@ def latency_figures(trial: TrialResult, pipeline: Pipeline | None = None) -> lis
     return result
 
 
-def _shifted(trial: TrialResult, port_shift: Mapping[int, int]) -> dict:
-    """Latency statistics of ``trial`` with ``port_shift[p]`` ns subtracted from every frame
-    received on port p (exact from the counters: sums and sums of squares)."""
+def _shifted(trial: TrialResult, raw: Latency, port_shift: Mapping[int, int]) -> dict[str, Any]:
+    """Latency statistics of ``trial`` (whose raw latency is ``raw``) with ``port_shift[p]`` ns
+    subtracted from every frame received on port p (exact from the counters: sums and sums of
+    squares)."""
     ports = sorted(port_shift)
     counters = {p: trial.counters[p] for p in ports}
     frames = sum(c.rx_frames for c in counters.values())
-    raw = trial.latency
     total = sum(c.lat_sum - c.rx_frames * port_shift[p] for p, c in counters.items())
     sq = sum(c.lat_sq_sum - 2 * port_shift[p] * c.lat_sum + c.rx_frames * port_shift[p] ** 2
              for p, c in counters.items())

@@ -206,18 +206,18 @@ class Run:
         self.check()
         with contextlib.ExitStack() as held:
             if self.out is not None and self.claimed is None:
-                held.enter_context(self._claim())
+                held.enter_context(self._claim(self.out))
             return self._execute(on_event)
 
-    def _claim(self) -> Any:
+    def _claim(self, out: Path) -> Any:
         from .locks import Holder, results_lock
         from .outdir import claim
 
-        holder = Holder.current(results=self.out)
+        holder = Holder.current(results=out)
         if self._resume_note is not None:
-            return results_lock(self.out).acquire(holder)
+            return results_lock(out).acquire(holder)
         notes: list[str] = []
-        claimed = claim(self.out, holder, force=self.force, notes=notes)
+        claimed = claim(out, holder, force=self.force, notes=notes)
         self.extra_notes += notes
         return claimed
 
@@ -231,6 +231,7 @@ class Run:
                 else:
                     self.record = RunRecord(**dict(header))
             else:
+                assert self.out is not None         # a resumed run has its folder (Run.resume)
                 prepare(self.out, self.record, self._resume_note or "")
                 self.writer = ResultsWriter.resume(self.out, self.record)
         except WriteError as exc:
@@ -313,7 +314,8 @@ class Run:
         if hook:
             from .rfc2544.suite.reset import hook_command
             return hook_command(hook)
-        return self.tester.reset_action()
+        action: Callable[[], None] = self.tester.reset_action()
+        return action
 
     def __iter__(self) -> Iterator[ev.Event]:
         """The run's events as they come, the run working in a thread; leaving the loop early

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 
 from ..errors import DeviceError, DeviceMismatch
-from ..traffic import Flow, PortAddress, PortProgram, StreamSpec, ns_to_cycles, rate_to_period
+from ..traffic import CompiledPort, Flow, PortAddress, PortProgram, StreamSpec, ns_to_cycles, rate_to_period
 from ..transport import Transport
 from . import learning, trial
 from .models import GatewareId, HistogramConfig, LatencyHistogram, LearningResult, PortCounters, TrialResult
+
+if TYPE_CHECKING:
+    from wirespeed.gateware.regmap import RegisterMap
 
 __all__ = ["Device", "ID_REGISTERS", "RESPONDER_COUNTERS", "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 
@@ -32,8 +35,8 @@ class Device:
     waits on it before the tester is declared stuck (a stopped simulation, a hung board).
     """
 
-    def __init__(self, transport: Transport, regmap, *, stall_timeout_s: float = 10.0,
-                 poll_interval_s: tuple[float, float] = (0.0005, 0.05)):
+    def __init__(self, transport: Transport, regmap: RegisterMap, *, stall_timeout_s: float = 10.0,
+                 poll_interval_s: tuple[float, float] = (0.0005, 0.05)) -> None:
         self.transport = transport
         self.regmap = regmap
         self.stall_timeout_s = stall_timeout_s
@@ -42,11 +45,13 @@ class Device:
 
     @property
     def clk_hz(self) -> int:
-        return self.regmap.clk_hz
+        clk_hz: int = self.regmap.clk_hz
+        return clk_hz
 
     @property
     def n_ports(self) -> int:
-        return self.regmap.n_ports
+        n_ports: int = self.regmap.n_ports
+        return n_ports
 
     # registers
 
@@ -66,7 +71,7 @@ class Device:
 
     def transact(self, writes: Mapping[str, int], reads: Sequence[str]) -> dict[str, int]:
         """Write ``writes`` in order, then read ``reads``, in one transaction."""
-        pairs = []
+        pairs: list[tuple[int, int]] = []
         for name, value in writes.items():
             reg = self.regmap[name]
             if reg.access == "r":
@@ -74,7 +79,8 @@ class Device:
             pairs += zip(reg.word_offsets, reg.split(value))
         regs = [self.regmap[name] for name in reads]
         words = self.transport.transact(pairs, [off for reg in regs for off in reg.word_offsets])
-        values, at = {}, 0
+        values: dict[str, int] = {}
+        at = 0
         for reg in regs:
             values[reg.name], at = reg.join(words[at:at + reg.words]), at + reg.words
         return values
@@ -111,7 +117,7 @@ class Device:
         end = self.now_ns() + ns
         return self.wait_until([], lambda v: v["time.ns"] >= end, expected_ns=end)["time.ns"]
 
-    def wait_until(self, names: Sequence[str], done, *, expected_ns: int,
+    def wait_until(self, names: Sequence[str], done: Callable[[dict[str, int]], bool], *, expected_ns: int,
                    deadline_ns: int | None = None) -> dict[str, int]:
         """Read registers ``names`` and ``time.ns`` until ``done(values)`` (a function of the
         name -> value mapping); returns the last values. Raises DeviceError when tester time
@@ -155,7 +161,8 @@ class Device:
     def read_memory(self, name: str) -> list[int]:
         """Every entry of a memory window (e.g. ``p1.ana.hist``)."""
         reg = self.regmap[name]
-        return reg.entries(self.transport.transact([], reg.word_offsets))
+        entries: list[int] = reg.entries(self.transport.transact([], reg.word_offsets))
+        return entries
 
     def write_memory(self, name: str, entries: Mapping[int, int] | Sequence[int], *, start: int = 0) -> None:
         """Write entries of a read/write memory window (e.g. ``p0.gen.tmpl``) in one
@@ -277,8 +284,8 @@ class Device:
         self.load_program(port, compiled, duration_ns=duration_ns, count=count)
         return compiled.streams[0].descriptor["period"]
 
-    def load_program(self, port: int, compiled, *, duration_ns: int | None = None, count: int | None = None,
-                     burst_len: int = 0, burst_gap_ns: int = 0) -> None:
+    def load_program(self, port: int, compiled: CompiledPort, *, duration_ns: int | None = None,
+                     count: int | None = None, burst_len: int = 0, burst_gap_ns: int = 0) -> None:
         """Load a compiled port program (:meth:`wirespeed.traffic.PortProgram.compile`) into
         port ``port``'s generator and enable it for ``duration_ns`` of tester time or ``count``
         frames of all streams together (exactly one of them), optionally in bursts of
@@ -290,9 +297,9 @@ class Device:
         self.write(f"p{port}.gen.enable", 0)
         write_port_program(self, port, compiled)
         values = {"burst_len": burst_len, "burst_gap": ns_to_cycles(burst_gap_ns, self.clk_hz)}
-        if count is None:
+        if duration_ns is not None:
             values |= {"mode": 0, "duration": ns_to_cycles(duration_ns, self.clk_hz)}
-        else:
+        elif count is not None:             # always, as exactly one of them was given
             values |= {"mode": 1, "count": count}
         self.write_many({f"p{port}.gen.{k}": v for k, v in values.items()} | {f"p{port}.gen.enable": 1})
 
@@ -333,7 +340,7 @@ class Device:
                                      f"{self._ports_with(self.has_analyzer)}), so it cannot carry "
                                      f"port {flow.tx_port} -> port {flow.rx_port}")
 
-    def _ports_with(self, has) -> str:
+    def _ports_with(self, has: Callable[[int], bool]) -> str:
         return ", ".join(str(p) for p in range(self.n_ports) if has(p)) or "none"
 
     # trials (wirespeed.host.trial: one engine, three schedules)

@@ -5,11 +5,15 @@ results files hold them, events carry them."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, computed_field
 
 from ..traffic import Flow, PortAddress
 from . import sequence
+
+if TYPE_CHECKING:
+    from wirespeed.gateware.regmap import RegisterMap
 
 __all__ = ["PortCounters", "HistogramConfig", "LatencyHistogram", "PERCENTILES", "Latency", "TrialResult",
            "LearningResult", "GatewareId", "LAT_MIN_EMPTY", "HIST_BINS"]
@@ -58,7 +62,7 @@ class PortCounters(BaseModel):
         return f"p{port}.{block}.{counter}"
 
     @classmethod
-    def register_names(cls, port: int, regmap=None) -> list[str]:
+    def register_names(cls, port: int, regmap: RegisterMap | None = None) -> list[str]:
         """The counters' registers of port ``port``; with ``regmap``, only those it has (a
         port without a generator or an analyzer, a build without per-stream statistics)."""
         names = [cls.register(port, counter) for counter in cls.model_fields]

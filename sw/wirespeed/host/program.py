@@ -11,12 +11,21 @@ mode off).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from wirespeed.gateware import streamdesc as sd
+
+from ..traffic import CompiledPort
+
+if TYPE_CHECKING:
+    from wirespeed.gateware.regmap import RegisterMap
+
+    from .device import Device
 
 __all__ = ["write_port_program", "port_program_writes", "fit_to_build"]
 
 
-def port_program_writes(port: int, compiled) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
+def port_program_writes(port: int, compiled: CompiledPort) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
     """What :func:`write_port_program` writes: ``(memories, registers)``, memory window name ->
     {entry: value} and register name -> value, in writing order."""
     p = f"p{port}"
@@ -31,7 +40,7 @@ def port_program_writes(port: int, compiled) -> tuple[dict[str, dict[int, int]],
     return memories | memories_last, registers
 
 
-def fit_to_build(regmap, memories: dict[str, dict[int, int]], registers: dict[str, int]
+def fit_to_build(regmap: RegisterMap, memories: dict[str, dict[int, int]], registers: dict[str, int]
                  ) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
     """The writes of :func:`port_program_writes` that a build with register map ``regmap``
     has: a board's build has fewer streams (shallower ``desc``/``tmpl`` windows) and fewer
@@ -62,7 +71,7 @@ def fit_to_build(regmap, memories: dict[str, dict[int, int]], registers: dict[st
     return fitted_memories, fitted_registers
 
 
-def write_port_program(device, port: int, compiled) -> None:
+def write_port_program(device: Device, port: int, compiled: CompiledPort) -> None:
     """Write everything of ``compiled`` to port ``port`` of ``device`` (a
     :class:`wirespeed.host.device.Device`): templates, size table, seed and modifier units,
     then the descriptors of all :data:`streamdesc.N_STREAMS` streams (unused ones disabled).

@@ -14,14 +14,19 @@ receiving port's ``pN.ana.lat_def`` selects (RFC 1242 3.8).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
+from ..traffic import Flow
 from .models import PERCENTILES, HistogramConfig, LatencyHistogram
 from .sequence import tail_loss
+
+if TYPE_CHECKING:
+    from .device import Device
 
 __all__ = ["StreamRef", "StreamResult", "stream_results", "stream_refs", "tail_loss"]
 
@@ -94,7 +99,7 @@ class StreamResult(BaseModel):
                    out_of_order=entry["out_of_order"], late=entry["late"], **lat)
 
 
-def stream_refs(device, items: Iterable) -> list[StreamRef]:
+def stream_refs(device: Device, items: Iterable[StreamRef | Flow | tuple[int, int]]) -> list[StreamRef]:
     """The streams named by ``items``, in order: a :class:`StreamRef` as is; a
     :class:`wirespeed.traffic.Flow` as stream 0 of its sending port (the one-stream
     program ``run_trial`` loads); a pair ``(tx_port, rx_port)`` as every enabled stream of
@@ -103,7 +108,7 @@ def stream_refs(device, items: Iterable) -> list[StreamRef]:
     for item in items:
         if isinstance(item, StreamRef):
             refs.append(item)
-        elif hasattr(item, "spec") and hasattr(item, "tx_port"):          # a Flow
+        elif isinstance(item, Flow):
             refs.append(StreamRef(tx_port=item.tx_port, rx_port=item.rx_port, tx_index=0,
                                   stream_id=item.stream_id))
         elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(p, int) for p in item):
@@ -124,13 +129,13 @@ def stream_refs(device, items: Iterable) -> list[StreamRef]:
     return refs
 
 
-def _check_port(device, port: int) -> None:
+def _check_port(device: Device, port: int) -> None:
     if not 0 <= port < device.n_ports:
         raise ValueError(f"port must be 0..{device.n_ports - 1}, not {port}")
 
 
-def stream_results(device, flows_or_pairs: Iterable, *, snapshot: bool = True,
-                   histogram: HistogramConfig | None = None) -> list[StreamResult]:
+def stream_results(device: Device, flows_or_pairs: Iterable[StreamRef | Flow | tuple[int, int]], *,
+                   snapshot: bool = True, histogram: HistogramConfig | None = None) -> list[StreamResult]:
     """Per-stream results of the streams named by ``flows_or_pairs`` (each a
     :class:`wirespeed.traffic.Flow`, a ``(tx_port, rx_port)`` pair or a
     :class:`StreamRef`), from ``pN.gen.stream_tx`` of the sending ports and ``pN.ana.streams``

@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import operator
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from types import GenericAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -74,16 +75,20 @@ def _entry_models() -> tuple[type[TestEntry], ...]:
     models = []
     for test in registry.all_tests():
         title = "".join(part.capitalize() for part in test.name.split("-"))
+        # types made of values known only at import (Literal[name], list[result]): to mypy, plain values
+        fields: dict[str, Any] = dict(name=(Literal[test.name], test.name), parameters=(test.config, ...),
+                                      results=(GenericAlias(list, (test.result,)), Field(default_factory=list)))
         models.append(create_model(f"{title}Entry", __base__=TestEntry,
-                                   __doc__=f"RFC 2544 {test.section}: {test.title}",
-                                   name=(Literal[test.name], test.name), parameters=(test.config, ...),
-                                   results=(list[test.result], Field(default_factory=list))))  # type: ignore[valid-type]
+                                   __doc__=f"RFC 2544 {test.section}: {test.title}", **fields))
     return tuple(models)
 
 
 _ENTRIES = _entry_models()
-# the union of every test's entry, told apart by name (X | Y | ..., the tests known only at import)
-AnyEntry = Annotated[functools.reduce(operator.or_, _ENTRIES), Field(discriminator="name")]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    AnyEntry = TestEntry        # what mypy can know of the union below: its common base
+else:
+    # the union of every test's entry, told apart by name (X | Y | ..., the tests known only at import)
+    AnyEntry = Annotated[functools.reduce(operator.or_, _ENTRIES), Field(discriminator="name")]
 
 
 class RunHeader(BaseModel):
@@ -203,9 +208,10 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     out["format"] = FORMAT
     tests, learning = [], None
     for name in data.get("tests") or ["throughput"]:
-        params_field, results_field = _V1_FIELDS.get(name, (None, None))
-        if params_field is None or data.get(params_field) is None:
+        fields = _V1_FIELDS.get(name)
+        if fields is None or data.get(fields[0]) is None:
             continue
+        params_field, results_field = fields
         params = dict(data[params_field])
         if learning is None and params.get("learning") is not None:
             learning = params["learning"]

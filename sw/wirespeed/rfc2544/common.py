@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -58,7 +58,7 @@ class PortPairConfig(BaseModel):
         return {p: self.addresses.get(p) or PortAddress.default(p) for p in (self.tx_port, self.rx_port)}
 
     @model_validator(mode="after")
-    def _distinct(self):
+    def _distinct(self) -> Self:
         if self.tx_port == self.rx_port:
             raise ValueError(f"tx_port and rx_port must differ, not both {self.tx_port}")
         check_distinct(self.port_addresses())
@@ -90,7 +90,8 @@ class TrialRunner(Protocol):
     def run_trial(self, flows: Sequence[Flow], rate_fps: float, duration_ns: int,
                   wait_ns: int, histogram: HistogramConfig | None = None, *, lat_def: int = 0) -> TrialResult: ...
 
-    def learn(self, flows: Sequence[Flow], addresses=None, **kwargs) -> LearningResult: ...
+    def learn(self, flows: Sequence[Flow], addresses: Mapping[int, PortAddress] | None = None,
+              **kwargs: Any) -> LearningResult: ...
 
 
 def run_learning(device: TrialRunner, config: PortPairConfig) -> LearningResult:
@@ -102,7 +103,7 @@ def run_learning(device: TrialRunner, config: PortPairConfig) -> LearningResult:
                         answer_arp=learning.answer_arp, answer_nd=learning.answer_nd)
 
 
-def csv_text(columns: list[str], rows: list[list]) -> str:
+def csv_text(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """A CSV table (header row, then ``rows``) as text, ``\n`` line ends."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -11,6 +11,7 @@ simulation (:data:`COMMON_DEFAULTS`, each test's :class:`~.registry.Option.targe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from ..calibration import RFC_SIZES
 from ..traffic import PortAddress
 from ..units import format_duration
 from . import registry
-from .common import LearningConfig
+from .common import LearningConfig, PortPairConfig
 
 __all__ = ["Plan", "PlanError", "COMMON_DEFAULTS", "TargetKind", "resolve_calibration"]
 
@@ -50,7 +51,7 @@ class Plan(BaseModel):
 
     tests: list[str] = Field(default_factory=lambda: ["throughput"],
                              description="RFC 2544 tests (registry names), run in RFC order")
-    sizes: list[int | str] = Field(default_factory=lambda: list(RFC_SIZES),
+    sizes: list[int | str] = Field(default_factory=lambda: list[int | str](RFC_SIZES),
                                    description="frame sizes in bytes (FCS included) and IMIX mixes")
     trial_duration_ns: int | None = Field(None, gt=0, description="None: 10 ms in simulation, 60 s on a board")
     wait_ns: int | None = Field(None, ge=0, description="after each trial; None: 1 ms in simulation, 2 s on a board")
@@ -127,7 +128,7 @@ class Plan(BaseModel):
 
     # checks and configurations
 
-    def configs(self) -> dict[str, BaseModel]:
+    def configs(self) -> dict[str, PortPairConfig]:
         """Each test's configuration, in run order (PlanError: a plan that cannot run)."""
         for test in map(registry.get, self.tests):
             for needed, why in test.needs.items():
@@ -142,7 +143,7 @@ class Plan(BaseModel):
             raise PlanError("--address", f"port {bad[0]} is not used by this test (ports {ports[0]} and {ports[1]})")
         return configs
 
-    def notes(self, configs: dict[str, BaseModel]) -> list[str]:
+    def notes(self, configs: Mapping[str, PortPairConfig]) -> list[str]:
         """What the results should say about the plan: scaled-down durations, traffic."""
         notes = []
         learning = self.learning_config
@@ -156,7 +157,7 @@ class Plan(BaseModel):
         return notes + (list(traffic()) if callable(traffic) else [])
 
 
-def _plain(opt: registry.Option):
+def _plain(opt: registry.Option) -> type[int | float | str]:
     return {"int": int, "float": float, "text": str}.get(opt.kind, str)
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from .common import PortPairConfig
     from .context import RunContext
     from .plan import Plan
 
@@ -78,9 +79,9 @@ class TestType:
     section: str
     title: str
     order: int
-    config: type[BaseModel]
+    config: type[PortPairConfig]
     result: type[BaseModel]
-    configure: Callable[[Plan, Mapping[str, Any]], BaseModel]
+    configure: Callable[[Plan, Mapping[str, Any]], PortPairConfig]
     run: Callable[[RunContext, Any], list[Any]]
     tables: Callable[[Sequence[Any], Any], dict[str, tuple[list[str], str]]]
     summary: Callable[[Sequence[Any], Any], list[Table]]

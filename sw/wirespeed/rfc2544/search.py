@@ -21,7 +21,10 @@ _EPS = 1e-9
 
 
 class Verdict(Protocol):
-    passed: bool
+    """A trial's result as the searches see it (read-only, as a model's computed field is)."""
+
+    @property
+    def passed(self) -> bool: ...
 
 
 R = TypeVar("R", bound=Verdict)
@@ -67,7 +70,7 @@ def search_throughput(trial: Callable[[float], R], line_rate_fps: float, resolut
         was, phase = phase, "bisect"
         if was == "guess" and not ok or was == "probe" and ok:
             trusted = False         # what got through misled us once (collapse, queue): bisect from now on
-        if not trusted:
+        if not trusted or forwarded is None:     # trusted only ever with a forwarded estimate
             return middle
         if was == "guess" and ok and low + resolution_fps < high:
             phase = "probe"         # the guess held: one resolution above it settles the estimate
@@ -104,8 +107,11 @@ def search_throughput(trial: Callable[[float], R], line_rate_fps: float, resolut
 
 
 class LossVerdict(Protocol):
-    tx_frames: int
-    lost_frames: int
+    @property
+    def tx_frames(self) -> int: ...
+
+    @property
+    def lost_frames(self) -> int: ...
 
 
 def loss_free(result: LossVerdict) -> bool:
@@ -219,9 +225,11 @@ def search_burst(trial: Callable[[int], B], max_burst: int, max_trials: int = 64
                 step *= 2
         else:
             while not done() and low == 0 and len(out.trials) < max_trials:
+                assert high is not None     # the first probe failed
                 probe(max(high - step, 1))
                 step *= 2
     while not done() and len(out.trials) < max_trials:
+        assert high is not None     # not done with a trial to spare: the gallop bracketed the burst
         probe((low + high) // 2)
     out.burst_frames, out.failed_frames, out.converged = low, high, done()
     return out

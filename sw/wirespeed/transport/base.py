@@ -22,6 +22,7 @@ import random
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Self
 
 from litex.tools.remote.etherbone import (
     EtherbonePacket,
@@ -66,10 +67,10 @@ class Transport(abc.ABC):
         """Release what the transport holds (a socket, a serial port). Abstract: every
         transport says what it releases, so one that holds a resource cannot forget it."""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .base import WORD_MASK, Transport
+
+if TYPE_CHECKING:
+    from wirespeed.gateware.regmap import RegisterMap
 
 __all__ = ["FakeTransport"]
 
@@ -20,7 +24,7 @@ class FakeTransport(Transport):
 
     url = "fake://"
 
-    def __init__(self, regmap, ns_per_transaction: int = 1_000):
+    def __init__(self, regmap: RegisterMap, ns_per_transaction: int = 1_000) -> None:
         self.regmap = regmap
         self.ns_per_transaction = ns_per_transaction
         self.transactions = 0
@@ -43,13 +47,15 @@ class FakeTransport(Transport):
 
     def get(self, name: str) -> int:
         reg = self.regmap[name]
-        return reg.join([self._words[off] for off in reg.word_offsets])
+        value: int = reg.join([self._words[off] for off in reg.word_offsets])
+        return value
 
     def get_entry(self, name: str, index: int) -> int:
         """Entry ``index`` of a memory window (0 where never written)."""
         reg = self.regmap[name]
         offsets = reg.word_offsets[index * reg.words:(index + 1) * reg.words]
-        return reg.join([self._words.get(off, 0) for off in offsets])
+        value: int = reg.join([self._words.get(off, 0) for off in offsets])
+        return value
 
     def close(self) -> None:
         """Nothing to release: the registers are in memory."""

@@ -25,6 +25,7 @@ import struct
 import time
 import zlib
 from collections.abc import Sequence
+from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 import serial
@@ -60,16 +61,20 @@ def slip_frame(packet: bytes) -> bytes:
     return b"\xc0" + body + b"\xc0"
 
 
+# what the bus answered to a tag: its read words, or that the tag was stale (the gateware's last tag)
+_Answer = tuple[Literal["words"], list[int]] | tuple[Literal["stale"], int]
+
+
 class SlipDecoder:
     """Splits a byte stream into frames; yields the packets whose CRC and escapes are good
     and counts the others in ``bad_frames``."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._buf = bytearray()
         self.bad_frames = 0
 
     def feed(self, data: bytes) -> list[bytes]:
-        packets = []
+        packets: list[bytes] = []
         start = 0
         while True:
             end = data.find(b"\xc0", start)
@@ -95,10 +100,10 @@ class SlipDecoder:
         it = iter(body)
         for b in it:
             if b == ESC:
-                b = next(it, None)
-                if b == ESC_END:
+                escaped = next(it, None)
+                if escaped == ESC_END:
                     out.append(END)
-                elif b == ESC_ESC:
+                elif escaped == ESC_ESC:
                     out.append(ESC)
                 else:
                     return None
@@ -202,19 +207,19 @@ class SerialTransport(Transport):
             if answer is None:
                 self.stats["timeouts"] += 1
                 continue
-            kind, value = answer
-            if kind == "stale":
+            if answer[0] == "stale":
                 # not executed: move past the gateware's last tag and send it again
                 resyncs += 1
                 if resyncs > 2:
                     raise TransportError(f"{self.url} keeps answering stale to tag {self._tag:#x}")
                 self.stats["resyncs"] += 1
-                self._tag = (value + RESYNC_STEP) & ~3 & _WORD
+                self._tag = (answer[1] + RESYNC_STEP) & ~3 & _WORD
                 tries -= 1
                 continue
-            if len(value) != len(record.reads):
-                raise TransportError(f"{self.url} answered {len(value)} words to {len(record.reads)} reads")
-            return value
+            words = answer[1]
+            if len(words) != len(record.reads):
+                raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
+            return words
         raise TransportError(f"no answer from {self.url} after {self.retries} tries")
 
     def _send(self, frame: bytes) -> None:
@@ -224,7 +229,7 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError) as exc:
             raise TransportError(f"cannot send to {self.url}: {_one_line(exc)}") from None
 
-    def _await_answer(self, tag: int):
+    def _await_answer(self, tag: int) -> _Answer | None:
         """``("words", [...])`` or ``("stale", last_tag)`` for ``tag``, or None after
         ``timeout`` seconds. Answers to other tags are skipped."""
         deadline = time.monotonic() + self.timeout

@@ -109,7 +109,8 @@ class EtherboneTransport(Transport):
 
 def _resolve(host: str, url: str) -> str:
     try:
-        return socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_DGRAM)[0][4][0]
+        # an AF_INET socket address is (host, port): str() only tells mypy, which types any family's
+        return str(socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_DGRAM)[0][4][0])
     except (socket.gaierror, UnicodeError):
         raise TransportError(f"cannot resolve the host of {url}") from None
 

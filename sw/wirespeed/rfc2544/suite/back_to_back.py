@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
@@ -39,6 +39,7 @@ from ...trial_lines import trial_extras, verdict
 from ...units import format_duration
 from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..events import Event
 from ..registry import Option, Table, TestType, register
 from ..search import search_burst
 
@@ -57,10 +58,10 @@ class BackToBackConfig(PortPairConfig):
                                   description="longest burst tried, frames; None: 2 s of line rate per size")
     wait_ns: int = Field(ge=0, description="after the burst, before the counters are read (drains the DUT)")
     max_trials: int = Field(64, ge=1, description="trials per repetition at most")
-    def flow(self, frame_len: int) -> Flow:
+    def flow(self, frame_len: size_points.SizePoint) -> Flow:
         return self.flows(frame_len)[0]
 
-    def max_burst_frames(self, frame_len: int) -> int:
+    def max_burst_frames(self, frame_len: size_points.SizePoint) -> int:
         if self.max_burst is not None:
             return self.max_burst
         return math.floor(line_rate_fps(frame_len) * RFC_BURST_S)
@@ -182,7 +183,7 @@ BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frame
                         "corrected_buffer_time_us", "trials"]
 
 
-def _b2b_row(r: BackToBackResult) -> list:
+def _b2b_row(r: BackToBackResult) -> list[object]:
     corrected = r.corrected_buffer_time_s
     return [r.frame_size, f"{r.mean_burst_frames:.2f}", f"{r.stddev_burst_frames:.2f}", r.min_burst_frames,
             r.max_burst_frames, len(r.repetitions), r.max_burst, "yes" if r.capped else "no",
@@ -218,7 +219,7 @@ def run(ctx: RunContext, config: BackToBackConfig) -> list[BackToBackResult]:
                 nonlocal step
                 step += 1
                 ctx.trial_started(size, step, line, repetition=rep, of=config.repetitions, burst_frames=burst)
-                result = ctx.tester.run_burst_trial(flow, burst, config.wait_ns)
+                result: TrialResult = ctx.tester.run_burst_trial(flow, burst, config.wait_ns)
                 ctx.trial_done(size, step, result, _trial_line(rep, step, burst, result), test="back-to-back",
                                repetition=rep, burst_frames=burst)
                 return result
@@ -235,7 +236,7 @@ def run(ctx: RunContext, config: BackToBackConfig) -> list[BackToBackResult]:
     return results
 
 
-def run_back_to_back(tester: Any, config: BackToBackConfig, on_event=None,
+def run_back_to_back(tester: Any, config: BackToBackConfig, on_event: Callable[[Event], None] | None = None,
                      throughput_fps: dict[Any, float] | None = None) -> list[BackToBackResult]:
     """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`);
     ``throughput_fps``: a throughput by frame size, for the corrected buffer time."""

@@ -14,7 +14,7 @@ function of a trial callable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, computed_field, field_validator
@@ -27,6 +27,7 @@ from ...trial_lines import trial_extras
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text, sequence_cells
 from ..context import RunContext, run_alone
+from ..events import Event
 from ..registry import Option, Table, TestType, register
 from ..search import RFC_STEP_PCT, step_frame_loss
 
@@ -128,7 +129,7 @@ def run(ctx: RunContext, config: FrameLossConfig) -> list[FrameLossResult]:
             steps += 1
             rate = line * pct / 100
             ctx.trial_started(size, steps, rate, pct_line_rate=pct)
-            result = ctx.tester.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns)
+            result: TrialResult = ctx.tester.run_trial(flows, rate, config.trial_duration_ns, config.wait_ns)
             ctx.trial_done(size, steps, result, _trial_line(steps, pct, result), test="frame-loss", offered_pct=pct)
             return result
 
@@ -142,7 +143,8 @@ def run(ctx: RunContext, config: FrameLossConfig) -> list[FrameLossResult]:
     return results
 
 
-def run_frame_loss(tester: Any, config: FrameLossConfig, on_event=None) -> list[FrameLossResult]:
+def run_frame_loss(tester: Any, config: FrameLossConfig,
+                   on_event: Callable[[Event], None] | None = None) -> list[FrameLossResult]:
     """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`)."""
     return run_alone(TEST.name, run, tester, config, on_event)
 

@@ -16,7 +16,7 @@ Repeated ``repetitions`` times; the mean is reported (the RFC's figure).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import mean
 from typing import Any
 
@@ -30,6 +30,7 @@ from ...host.sequence import stream_lost, tracked
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..events import Event
 from ..registry import Option, Table, TestType, register
 
 __all__ = ["RecoveryConfig", "RecoveryTrial", "RecoveryResult", "run_recovery", "recovery_of", "recovery_csv", "TEST"]
@@ -157,7 +158,7 @@ def run(ctx: RunContext, config: RecoveryConfig) -> list[RecoveryResult]:
 
 
 def run_recovery(tester: Any, config: RecoveryConfig, throughput_fps: dict[Any, float],
-                 on_event=None) -> list[RecoveryResult]:
+                 on_event: Callable[[Event], None] | None = None) -> list[RecoveryResult]:
     """The test on its own, outside a plan, at the throughput of ``throughput_fps`` by size."""
     return run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps)
 

@@ -28,6 +28,7 @@ from ...host.models import TrialResult
 from ...units import format_duration
 from ..common import PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..events import Event
 from ..registry import Option, Table, TestType, register
 
 __all__ = ["ResetConfig", "ResetTrial", "ResetResult", "run_reset", "reset_of", "hook_command", "reset_csv", "TEST"]
@@ -151,9 +152,11 @@ def run(ctx: RunContext, config: ResetConfig) -> list[ResetResult]:
 
 
 def run_reset(tester: Any, config: ResetConfig, reset: Callable[[], None], throughput_fps: dict[Any, float],
-              on_event=None) -> ResetResult:
+              on_event: Callable[[Event], None] | None = None) -> ResetResult:
     """The test on its own, outside a plan, at the throughput of ``throughput_fps`` by size."""
-    return run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps, reset=reset)[0]
+    results: list[ResetResult] = run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps,
+                                           reset=reset)
+    return results[0]
 
 
 def _trial_line(rep: int, result: ResetTrial) -> str:

@@ -35,8 +35,8 @@ throughput rate after its search, their mean reported per RFC 1242 definition
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field, computed_field, model_validator
 
@@ -49,6 +49,7 @@ from ...trial_lines import trial_extras, verdict
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..events import Event
 from ..registry import Option, Table, TestType, register
 from ..search import SearchOutcome, search_throughput
 
@@ -77,11 +78,11 @@ class ThroughputConfig(PortPairConfig):
         "bit_forwarding", description="what the analyzers measure (pN.ana.lat_def); the other definition "
                                       "is derived (wirespeed.latency)")
 
-    def resolution_fps(self, frame_len: int) -> float:
+    def resolution_fps(self, frame_len: size_points.SizePoint) -> float:
         return line_rate_fps(frame_len) * self.resolution_pct / 100
 
     @model_validator(mode="after")
-    def _search_not_longer(self):
+    def _search_not_longer(self) -> Self:
         if self.search_duration_ns is not None and self.search_duration_ns > self.trial_duration_ns:
             raise ValueError("search_duration_ns must not exceed trial_duration_ns")
         return self
@@ -136,20 +137,28 @@ class RepeatedLatency(BaseModel):
     def over(cls, trials: list[TrialResult], per_trial: list[list[LatencyFigures]]) -> list["RepeatedLatency"]:
         """Per definition available in every trial; ``per_trial``: each trial's figures
         (:func:`wirespeed.latency.latency_figures`)."""
-        out = []
+        out: list[RepeatedLatency] = []
         if not per_trial or not all(per_trial):
             return out
         for i, first in enumerate(per_trial[0]):
             figs = [f[i] for f in per_trial if len(f) > i and f[i].available]
             if len(figs) != len(trials) or any(f.definition != first.definition for f in figs):
                 continue
-            means = [f.avg_ns for f in figs]
+            means: list[float] = []
+            mins: list[int] = []
+            maxes: list[int] = []
+            for f in figs:
+                # available figures carry every statistic (wirespeed.latency.latency_figures)
+                assert f.avg_ns is not None and f.min_ns is not None and f.max_ns is not None
+                means.append(f.avg_ns)
+                mins.append(f.min_ns)
+                maxes.append(f.max_ns)
             mean = sum(means) / len(means)
             spread = (sum((m - mean) ** 2 for m in means) / (len(means) - 1)) ** 0.5 if len(means) > 1 else 0.0
             out.append(cls(definition=first.definition, name=first.name, trials=len(figs), mean_ns=mean,
-                           stddev_of_means_ns=spread, min_ns=min(f.min_ns for f in figs),
-                           max_ns=max(f.max_ns for f in figs), mean_of_max_ns=sum(f.max_ns for f in figs) / len(figs),
-                           frames=sum(f.frames for f in figs), lost_frames=sum(max(0, t.lost_frames) for t in trials)))
+                           stddev_of_means_ns=spread, min_ns=min(mins), max_ns=max(maxes),
+                           mean_of_max_ns=sum(maxes) / len(maxes), frames=sum(f.frames for f in figs),
+                           lost_frames=sum(max(0, t.lost_frames) for t in trials)))
         return out
 
 
@@ -193,7 +202,8 @@ class ThroughputResult(BaseModel):
 
     @classmethod
     def from_outcome(cls, frame_size: int | str, outcome: SearchOutcome[TrialResult],
-                     pipeline: Pipeline | None = None, *, trials: int | None = None, **extra) -> "ThroughputResult":
+                     pipeline: Pipeline | None = None, *, trials: int | None = None,
+                     **extra: Any) -> "ThroughputResult":
         """``pipeline``: the calibrated tester pipeline delay to subtract from the latency
         (:meth:`wirespeed.calibration.Calibration.pipeline_ns`); None reports raw latency."""
         return cls(frame_size=frame_size, theoretical_max_fps=outcome.line_rate_fps,
@@ -214,7 +224,7 @@ LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "st
                    "repeats_mean_stddev_ns", "repeats_min_ns", "repeats_max_ns"]
 
 
-def _throughput_row(r: ThroughputResult) -> list:
+def _throughput_row(r: ThroughputResult) -> list[object]:
     best = r.best
     return [r.frame_size, f"{r.throughput_fps:.2f}", f"{best.measured_rx_fps:.2f}" if best else "",
             f"{r.pct_line_rate:.3f}", f"{r.throughput_mbps:.3f}", f"{r.theoretical_max_fps:.2f}",
@@ -228,8 +238,8 @@ def throughput_csv(results: list[ThroughputResult]) -> str:
     return csv_text(THROUGHPUT_COLUMNS, [_throughput_row(r) for r in results])
 
 
-def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list:
-    def pct(q):
+def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list[object]:
+    def pct(q: float) -> float | str:
         value = lat.percentiles_ns.get(f"p{q:g}")
         return "" if value is None else value
 
@@ -239,7 +249,7 @@ def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list:
             "" if lat.pipeline_delay_ns is None else lat.pipeline_delay_ns, *_repeats(r, lat.definition)]
 
 
-def _repeats(r: ThroughputResult, definition: str) -> list:
+def _repeats(r: ThroughputResult, definition: str) -> list[object]:
     rep = next((x for x in r.repeated_latency if x.definition == definition), None)
     if rep is None:
         return ["", "", "", "", ""]
@@ -310,7 +320,7 @@ def run(ctx: RunContext, config: ThroughputConfig) -> list[ThroughputResult]:
     return [_one_size(ctx, config, size) for size in config.frame_sizes]
 
 
-def run_throughput(tester: Any, config: ThroughputConfig, on_event=None,
+def run_throughput(tester: Any, config: ThroughputConfig, on_event: Callable[[Event], None] | None = None,
                    pipeline: Pipeline | None = None) -> list[ThroughputResult]:
     """The test on its own, outside a plan (:func:`~wirespeed.rfc2544.context.run_alone`)."""
     return run_alone(TEST.name, run, tester, config, on_event, pipeline=pipeline)
@@ -331,8 +341,8 @@ def _one_size(ctx: RunContext, config: ThroughputConfig, size: int | str) -> Thr
         else:
             steps += 1
             ctx.trial_started(size, steps, rate, pct_line_rate=100 * rate / line)
-        result = device.run_trial(flows, rate, duration_ns, config.wait_ns, histogram,
-                                  lat_def=LAT_DEF[config.latency_definition])
+        result: TrialResult = device.run_trial(flows, rate, duration_ns, config.wait_ns, histogram,
+                                               lat_def=LAT_DEF[config.latency_definition])
         if (lat := result.latency) is not None:   # bin the next trial around what this one saw
             histogram = HistogramConfig.fitting(lat.min_ns, lat.max_ns)
         if repeat:
