@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -38,7 +38,7 @@ from .traffic import Flow, flow_stream
 __all__ = ["Calibration", "CalibrationPoint", "CalibrationError", "DefinitionStats", "FORMAT", "CLOCK_NS",
            "RFC_SIZES", "calibration_flows", "run_calibration", "load_calibration", "target_kind"]
 
-FORMAT = "wirespeed-calibration/1"
+FORMAT: Final = "wirespeed-calibration/1"
 CLOCK_NS = 8
 RFC_SIZES = (64, 128, 256, 512, 1024, 1280, 1518)
 METHOD = ("loopback cable between the ports; per frame size one trial at 100 % of line rate in every "
@@ -242,6 +242,7 @@ def auto_calibration(sizes: Sequence[int], on_status=None) -> Calibration:
     with connect("sim", CAL_SIM_DUT, on_status=on_status) as tester:
         if on_status:
             on_status("calibrating the tester pipeline delay on a loopback simulation")
+        assert tester.ident is not None         # connect() identified the tester
         try:
             return run_calibration(tester, tester.ident, "sim", sizes, duration_ns=CAL_DEFAULTS["sim"]["trial"],
                                    wait_ns=CAL_DEFAULTS["sim"]["wait"], cable_delay_ns=0, dut=tester.dut)

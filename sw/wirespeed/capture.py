@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -125,7 +125,7 @@ def write_pcap(path: str | os.PathLike, frames: Iterable[CapturedFrame], *, epoc
 
     if isinstance(epoch_ns, bool) or not isinstance(epoch_ns, int) or epoch_ns < 0:
         raise ValueError(f"epoch_ns must be an integer >= 0, not {epoch_ns!r}")
-    frames: Sequence[CapturedFrame] = list(frames)
+    frames = list(frames)
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:

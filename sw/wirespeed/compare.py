@@ -382,7 +382,8 @@ def _g(x: float, spec: str = "g") -> str:
     beyond a double (a stddev of one value, a % of a zero mean), never inf or nan."""
     if math.isfinite(x):
         return format(x, spec)
-    width = re.match(r"\d*", spec).group()
+    leading = re.match(r"\d*", spec)       # always matches, maybe nothing
+    width = leading.group() if leading else ""
     return format("-", f">{width}") if width else "-"
 
 
@@ -685,7 +686,7 @@ def load_set(spec: str, column: str | None = None, where: list[tuple[str, str]] 
             raise CompareError(spec, "no file or folder matches this pattern")
     else:
         raise CompareError(spec, "no such file or folder")
-    values: list[float] = []
+    values = []
     for p in paths:
         values += _values_of(p, str(p) if len(paths) > 1 else spec, column, where, table)
     return DataSet(spec, tuple(values), tuple(str(p) for p in paths))

@@ -94,7 +94,7 @@ def _interleave(pairs: Sequence[tuple[int, int]]) -> list[int]:
 
 def parse_weighted(text: str) -> list[int]:
     """The size sequence of a weighted mix ``"64:7,576:4,1518:1"`` (see the module doc)."""
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for item in text.split(","):
         parts = item.strip().split(":")
         if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):

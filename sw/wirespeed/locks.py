@@ -218,7 +218,7 @@ def tester_key(target: str) -> str | None:
     if parts.scheme in ("udp", "socket"):
         host = parts.hostname or ""
         try:
-            host = socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0]
+            host = str(socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0])    # AF_INET: (host, port)
         except (OSError, UnicodeError):
             pass
         try:

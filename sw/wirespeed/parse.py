@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from . import sizes as size_points
 from .units import parse_duration
@@ -124,7 +125,7 @@ def address(text: str):
             return port, PortAddress(**values)
     except ValueError as exc:
         errors = getattr(exc, "errors", None)
-        err = errors()[0] if callable(errors) else {"loc": (), "msg": str(exc)}
+        err: dict[str, Any] = errors()[0] if callable(errors) else {"loc": (), "msg": str(exc)}
         msg = err["msg"].removeprefix("Value error, ")
         raise ValueError(f"{err['loc'][0]}: {msg}; {allowed}" if err["loc"] else f"{msg}; {allowed}") from None
 

@@ -27,6 +27,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import sizes
 from .ethernet import line_rate_fps
@@ -177,7 +178,8 @@ def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
 
 
 def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
-    series = []     # (size, kind, data)
+    # (size, kind, data): a histogram's (bins, bin_ns, total, outside, measured) or the measured figures
+    series: list[tuple[int | str, str, Any]] = []
     for r in record.results_of("throughput"):
         best = r.best
         if best is None or not best.rx_frames:

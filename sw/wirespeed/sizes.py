@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from typing import TypeGuard
 
 from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME
 
@@ -91,7 +92,7 @@ def parse_list(text_or_items) -> list[SizePoint]:
     if not items:
         raise ValueError("no frame size given")
     points = [parse_point(item) for item in items]
-    seen: dict[tuple[int, ...], SizePoint] = {}
+    seen: dict[tuple[int | str, ...], SizePoint] = {}
     for point in points:
         seq = sizes_of(point)       # a mix repeats: rotations of its sequence are the same traffic
         key = (point,) if isinstance(point, int) else ("mix",) + min(seq[i:] + seq[:i] for i in range(len(seq)))
@@ -102,7 +103,7 @@ def parse_list(text_or_items) -> list[SizePoint]:
     return points
 
 
-def is_mix(point: SizePoint) -> bool:
+def is_mix(point: SizePoint) -> TypeGuard[str]:
     return isinstance(point, str)
 
 

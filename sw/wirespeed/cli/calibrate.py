@@ -60,13 +60,15 @@ def calibrate(
     wait_ns = defaults["wait"] if wait is None else wait
     try:
         with open_tester(target, dut) as tester:
+            assert tester.ident is not None     # connecting identified the tester
             with err_console.status("calibrating") as status:
                 try:
                     cal = run_calibration(tester, tester.ident, tester.target, sizes, duration_ns=duration,
                                           wait_ns=wait_ns, cable_delay_ns=cable_ns, dut=tester.dut,
                                           progress=lambda size: status.update(f"calibrating: {size} B"))
                 except CalibrationError as exc:
-                    raise InputError(*str(exc).split(": ", 1), exit_code=1) from None
+                    field, _, message = str(exc).partition(": ")
+                    raise InputError(field, message, exit_code=1) from None
                 except WirespeedError as exc:
                     raise InputError("calibration", str(exc), exit_code=1) from None
     except KeyboardInterrupt:

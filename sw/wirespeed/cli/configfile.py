@@ -203,11 +203,12 @@ def _as_flag_value(param, key: str, value: Any) -> Any:
         return texts
     if param.metavar == LIST_METAVAR and isinstance(value, list):
         texts = [_scalar_text(item) for item in value]
-        if not texts or any(t is None for t in texts):
+        good = [t for t in texts if t is not None]
+        if not texts or len(good) < len(texts):
             bad = next((item for item, t in zip(value, texts) if t is None), None)
             raise ValueError(f"a list of values or comma-separated text (as {flag} {LIST_METAVAR}); not "
                              + ("an empty list" if not texts else f"a list holding {_kind(bad)}"))
-        return ",".join(texts)
+        return ",".join(good)
     text = _scalar_text(value)
     if text is None:
         lists = " (or a list)" if param.metavar == LIST_METAVAR else ""

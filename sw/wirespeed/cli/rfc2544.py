@@ -276,7 +276,8 @@ def _calibration(plan: Plan, target: str, configs: dict[str, Any]) -> tuple[Cali
     except (ConnectError, PlanError) as exc:
         raise as_input_error(exc) from None
     except CalibrationError as exc:
-        raise InputError(*str(exc).split(": ", 1), exit_code=1) from None
+        field, _, message = str(exc).partition(": ")
+        raise InputError(field, message, exit_code=1) from None
     finally:
         on_status(None)
 
@@ -291,6 +292,7 @@ def _execute(run: Run, json_out: bool) -> None:
     except PlanError as exc:
         raise as_input_error(exc) from None
     if json_out:
+        assert out is not None          # the command's runs always have a folder (--out, or the resumed one)
         typer.echo((Path(out) / "results.json").read_text(), nl=False)
         return
     for table in summary_tables(record):
@@ -373,6 +375,7 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
         else:
             todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
             with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
+                assert tester.ident is not None     # connecting identified the tester
                 if tester.ident != record.gateware:
                     raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
                                                  f"{tester.ident.map_hash:#010x}) is not the run's "

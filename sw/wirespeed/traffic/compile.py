@@ -185,11 +185,9 @@ class PortProgram(BaseModel):
         if weighted and left == 0:
             raise ValueError(f"port {self.port}: the fractions take all of the rate, nothing is left for "
                              + ", ".join(self._label(i) for i in weighted))
-        weights = {i: Fraction(self.streams[i].weight if self.streams[i].weight is not None else 1)
-                   for i in weighted}
+        weights = {i: Fraction(1 if (w := self.streams[i].weight) is None else w) for i in weighted}
         total = sum(weights.values(), Fraction(0))
-        return [fracs[i] if fracs[i] is not None else left * weights[i] / total
-                for i in range(len(self.streams))]
+        return [f if f is not None else left * weights[i] / total for i, f in enumerate(fracs)]
 
     def stream_rates(self) -> list[Fraction]:
         """Frames/s of every stream."""
@@ -289,7 +287,7 @@ def _field_place(s: StreamSpec, name: str) -> tuple[int, int, int, int]:
 def _modifier_unit(s: StreamSpec, index: int, mod: ModifierSpec) -> dict[str, int]:
     offset, mask, shift, csum = _field_place(s, mod.field)
     bits = MODIFIER_FIELDS[mod.field]
-    base = s.vlan if mod.field == "vlan" else s.field_value(mod.field) & ((1 << bits) - 1)
+    base = s.field_value(mod.field) & ((1 << bits) - 1)      # a vlan modifier's spec has a VLAN id (validated)
     return {"mode": _MOD_MODE[mod.mode], "stream": index, "chain": int(mod.chain), "offset": offset,
             "mask": mask, "base": (base << shift) & M32, "step": (mod.step << shift) & M32,
             "count": mod.count, "csum": csum}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.frame import SIG_LEN, signature
@@ -107,7 +108,7 @@ def expected_frames(program: "CompiledPort | PortProgram", *, count: int | None 
     for cs, spec in zip(compiled.streams, specs):
         mine = []
         for mod, unit in zip(spec.modifiers, cs.units):
-            full = spec.vlan if mod.field == "vlan" else spec.field_value(mod.field)
+            full = spec.field_value(mod.field)       # a vlan modifier's spec has a VLAN id (validated)
             mine.append(_Walk(mod, full & ((1 << MODIFIER_FIELDS[mod.field]) - 1),
                               sd.seed_for(compiled.seed, unit)))
         walks.append(mine)
@@ -117,7 +118,7 @@ def expected_frames(program: "CompiledPort | PortProgram", *, count: int | None 
     def allowed(i: int, due: int) -> bool:
         if limit is not None and due >= limit:
             return False
-        return not phase_at or phase2 >> i & 1 or due < phase_at << 32
+        return not phase_at or bool(phase2 >> i & 1) or due < phase_at << 32
 
     starts = [(phase_at << 32) if phase_at and phase2 >> i & 1 else 0 for i in range(len(specs))]
     heap = [(starts[i], i, 0) for i in range(len(specs)) if allowed(i, starts[i])]
@@ -135,11 +136,12 @@ def expected_frames(program: "CompiledPort | PortProgram", *, count: int | None 
         elif size.mode == "increment":
             length = size.values[k % len(size.values)]
         elif size.mode == "random":
-            r, size_rng = sd.draw(size_rng, size.b - size.a + 1)
+            r, size_rng = sd.draw(size_rng, size.top - size.a + 1)
             length = size.a + r
         else:
             length = size.sequence[k % len(size.sequence)]
-        fields = {name: spec.field_value(name) for name in ("src_mac", "dst_mac", "src_port", "dst_port")}
+        fields: dict[str, Any] = {name: spec.field_value(name) for name in ("src_mac", "dst_mac", "src_port",
+                                                                            "dst_port")}
         fields |= {"src_ip": spec.src_ip, "dst_ip": spec.dst_ip, "vlan": spec.vlan}
         values = [w.value() for w in walks[i]]
         for w, v in zip(walks[i], values):

@@ -20,7 +20,7 @@ Frames are Ethernet II, optional 802.1Q tag, IPv4 (RFC 2544 Appendix C, addresse
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from ipaddress import IPv4Address, IPv6Address, ip_address
 from typing import Literal
@@ -127,6 +127,8 @@ class SizeSpec(BaseModel):
                 return cls.of_sequence(imix.parse_mix(raw[5:]), label=raw)
         except ValueError as exc:
             raise ValueError(f"frame size {raw!r}: {error_text(exc)}") from None
+        build: Callable[..., SizeSpec]
+        args: tuple[object, ...]
         try:        # the syntax
             if low.startswith("seq:"):
                 build, args = cls.of_sequence, ([int(v) for v in raw[4:].split(",")],)
@@ -156,14 +158,19 @@ class SizeSpec(BaseModel):
         return self.label or "seq:" + ",".join(map(str, self.sequence))
 
     @property
+    def top(self) -> int:
+        """``b`` of an increment or a random size (``a`` of the others, which have none)."""
+        return self.a if self.b is None else self.b
+
+    @property
     def values(self) -> tuple[int, ...]:
         """Every size the stream cycles through (random: a and b)."""
         if self.mode == "fixed":
             return (self.a,)
         if self.mode == "increment":
-            return tuple(range(self.a, self.b + 1, self.step))
+            return tuple(range(self.a, self.top + 1, self.step))
         if self.mode == "random":
-            return (self.a, self.b)
+            return (self.a, self.top)
         return self.sequence
 
     @property
@@ -179,7 +186,7 @@ class SizeSpec(BaseModel):
         """Mean frame size (random: (a + b) / 2)."""
         v = self.values
         if self.mode == "random":
-            return Fraction(self.a + self.b, 2)
+            return Fraction(self.a + self.top, 2)
         return Fraction(sum(v), len(v))
 
 
