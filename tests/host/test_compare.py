@@ -12,7 +12,6 @@ import pytest
 
 from wirespeed.cli import main
 from wirespeed.compare import (
-    _T_TABLE,
     CONFIDENCES,
     CompareError,
     DataSet,
@@ -24,6 +23,7 @@ from wirespeed.compare import (
     student_t,
     summarize,
 )
+from wirespeed.compare.stats import _T_TABLE
 
 # The BSDRP lab "Forwarding performance lab of an IBM eServer 306m with Intel 82546GB": receiver
 # results in kpps, 5 runs per configuration, and the ministat output published with them (the
