@@ -35,9 +35,12 @@ SIZE = 64
 RESOLUTION_PCT = 0.1
 FAULTS = "drop=20000,dup=20000,late=20000,corrupt=20000"      # 2 % of frames each, both ways
 # The host's answer timeout must cover the slowest exchange in wall-clock time (a 255-word
-# burst: about 1 040 bytes each way, 0.9 s here): the line runs at 15.6 Mbaud of simulated
-# time, about 200 kbaud of wall time at 200 k cycles/s. Each lost frame costs one timeout.
-TIMEOUT_S, RETRIES = 1.5, 8
+# burst: about 1 040 bytes each way). The line runs at 15.6 Mbaud of simulated time, so its
+# wall-clock speed is the simulation's, which depends on the machine and its load. On a clean
+# line no answer is lost, so its timeout only bounds a hang. The faulty line's timeout is
+# derived from the slowest exchange the clean run measured, as each lost frame costs one.
+CLEAN_TIMEOUT_S, RETRIES = 30.0, 8
+MIN_TIMEOUT_S, TIMEOUT_PER_SLOWEST = 1.5, 2
 FAULT_SEED = 3      # its draws give every kind of fault, both ways, within the first 65 frames
 M64 = (1 << 64) - 1
 KINDS = (("drop", "dropped"), ("dup", "duplicated"), ("late", "late"), ("corrupt", "corrupted"))
@@ -109,15 +112,28 @@ def uart_binary():
     return path
 
 
-def _search(binary, faults=None, singles=40):
+class TimedTransport(SerialTransport):
+    """A SerialTransport that keeps the wall time of its slowest exchange."""
+    slowest_s = 0.0
+
+    def _exchange(self, record):
+        t0 = time.monotonic()
+        try:
+            return super()._exchange(record)
+        finally:
+            self.slowest_s = max(self.slowest_s, time.monotonic() - t0)
+
+
+def _search(binary, faults=None, singles=40, timeout=CLEAN_TIMEOUT_S):
     """Run the search on a fresh UART flavour; return (result, trials, host stats, sim stats,
-    wall seconds, single-register transactions/s measured over ``singles`` reads first)."""
+    wall seconds, single-register transactions/s measured over ``singles`` reads first,
+    the slowest exchange in seconds)."""
     t0 = time.monotonic()
     with contextlib.ExitStack() as stack:
         sim = stack.enter_context(SimProcess(parse_dut(DUT), binary=binary, management="uart",
                                              faults=faults))
         assert sim.url == f"socket://127.0.0.1:{sim.port}"
-        transport = stack.enter_context(SerialTransport(sim.url, timeout=TIMEOUT_S, retries=RETRIES))
+        transport = stack.enter_context(TimedTransport(sim.url, timeout=timeout, retries=RETRIES))
         dev = Device(transport, build_register_map())
         dev.connect()
         magic = dev.regmap["id.magic"].offset
@@ -130,7 +146,7 @@ def _search(binary, faults=None, singles=40):
         observer = Trials()
         result, = run_throughput(dev, config, observer)
         host = dict(transport.stats)
-    return result, observer.trials, host, sim.stats, time.monotonic() - t0, per_s
+    return result, observer.trials, host, sim.stats, time.monotonic() - t0, per_s, transport.slowest_s
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +164,12 @@ def _check_trials(trials):
 
 @pytest.mark.slow
 def test_throughput_through_the_uart_bridge_matches_the_router_model(clean_run):
-    result, trials, host, stats, wall, per_s = clean_run
+    result, trials, host, stats, wall, per_s, slowest = clean_run
     want, res = analytic_throughput(), line_rate_fps(SIZE) * RESOLUTION_PCT / 100
     print(f"\nclean line: throughput {result.throughput_fps:.0f} fps (model {want:.0f}, resolution {res:.0f}) "
           f"in {result.trials} trials, {wall:.1f} s; {per_s:.1f} single-register transactions/s; "
-          f"{host['requests']} records, {host['requests'] / wall:.1f}/s over the run; host {host}; "
+          f"{host['requests']} records, {host['requests'] / wall:.1f}/s over the run, the slowest "
+          f"{slowest:.2f} s; host {host}; "
           f"gateware {stats['mgmt']}; simulation {stats['cycles_per_s']:.0f} cycles/s")
     assert result.converged and result.trials == len(trials) >= 2
     # within the search's resolution of the model's figure (and one frame per trial of 1 ms)
@@ -169,11 +186,14 @@ def test_throughput_through_the_uart_bridge_matches_the_router_model(clean_run):
 
 @pytest.mark.slow
 def test_faults_on_the_line_change_no_trial(uart_binary, clean_run):
-    result, trials, *_ = clean_run
-    faults = UartFaults.both(FAULTS, seed=FAULT_SEED, late_ms=int(TIMEOUT_S * 1000 * 1.5))
-    f_result, f_trials, host, stats, wall, _ = _search(uart_binary, faults, singles=0)
+    result, trials, *_, slowest = clean_run
+    timeout = max(MIN_TIMEOUT_S, TIMEOUT_PER_SLOWEST * slowest)
+    # a late copy comes after the host gave up on it: it is a duplicate, never the answer
+    faults = UartFaults.both(FAULTS, seed=FAULT_SEED, late_ms=int(timeout * 1000 * 1.5))
+    f_result, f_trials, host, stats, wall, *_ = _search(uart_binary, faults, singles=0, timeout=timeout)
     to_design, to_host = stats["faults_to_design"], stats["faults_to_host"]
-    print(f"\nfaults ({FAULTS} both ways): {wall:.1f} s; to design {to_design}; to host {to_host}; "
+    print(f"\nfaults ({FAULTS} both ways): {wall:.1f} s, timeout {timeout:.2f} s; to design {to_design}; "
+          f"to host {to_host}; "
           f"host {host}; gateware {stats['mgmt']}")
     for direction, d in enumerate((to_design, to_host)):    # every kind of fault happened, both ways
         counts, complete = fault_draws(FAULT_SEED, direction, FAULTS, int(d["frames"]))
@@ -215,7 +235,7 @@ def test_same_trials_as_the_default_udp_simulation(clean_run, tester):
 def test_dut_control_window_on_its_own_port(uart_binary):
     with SimProcess(parse_dut(DUT + ",reboot=10us"), binary=uart_binary, management="uart") as sim, \
             contextlib.closing(EtherboneTransport(sim.host, sim.control_port)) as control_transport, \
-            SerialTransport(sim.url, timeout=TIMEOUT_S) as transport:
+            SerialTransport(sim.url, timeout=CLEAN_TIMEOUT_S) as transport:
         control = DutControl(control_transport)
         c0 = control.cycles()
         assert control.reset() is True
