@@ -180,22 +180,20 @@ class TesterConfig:
 #: The full tester, as simulated (the register map the tests and golden files pin).
 SIM = TesterConfig()
 
-#: Colorlight 5A-75B, LFE5U-25F (24,288 LUT4, 56 DP16KD): the traffic engine of RFC 2544, one
-#: way: port 0 sends, port 1 receives (tester port A -> DUT -> port B; a generator with its
-#: scheduler and tables is about 5.5k LUT sites, a quarter of the part), so the ports, the MACs
-#: and the board's management logic leave room to route at 125 MHz: 8 streams without field
-#: modifiers (each modifier is ~1.5k LUT sites with its registers), one latency histogram and
-#: the per-stream receive statistics (~2.4k LUT sites and 4 DP16KD: sequence errors and system
-#: recovery), 66 % of the part; no ARP/ND responder (~1.6k LUT sites: with it the part is 74 %
-#: full and misses 125 MHz; give the DUT static ARP/ND entries, or use the learning build
-#: below) and no capture.
-#: Figures in docs/performance.md.
+#: Colorlight 5A-75B, LFE5U-25F: the traffic engine of RFC 2544, one way: port 0 sends, port 1
+#: receives (tester port A -> DUT -> port B), as a generator with its scheduler and tables takes
+#: a quarter of the part, so the ports, the MACs and the board's management logic leave room to
+#: route at 125 MHz: 8 streams without field modifiers (each modifier is a large block), one
+#: latency histogram and the per-stream receive statistics (sequence errors and system
+#: recovery); no ARP/ND responder (with it the part is too full to meet 125 MHz: give the DUT
+#: static ARP/ND entries, or use the learning build below) and no capture. What each block
+#: costs: docs/performance.md.
 BOARD_25F = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=True, responder=False,
                          capture=False, capture_words=256, capture_frames=1, generators=0b01, analyzers=0b10)
 
 #: The Colorlight's other build (``wirespeed build --board colorlight-5a-75b-v7 --variant
 #: learning``): ``BOARD_25F`` with the ARP/ND responder on port 1 in place of the per-stream
-#: statistics, which do not both fit at 125 MHz (62 % of the part). It runs the learning
+#: statistics, which do not both fit at 125 MHz. It runs the learning
 #: phase, so a DUT that routes resolves the tester's addresses itself; it has no system
 #: recovery and counts no sequence errors. Figures in docs/performance.md.
 BOARD_25F_LEARNING = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, stream_stats=False, responder=True,
@@ -206,7 +204,7 @@ BOARD_25F_LEARNING = TesterConfig(n_streams=8, n_modifiers=0, hist_streams=1, st
 #: sends, port 1 receives), with everything an RFC 2544 run reads: 16 streams, four latency
 #: histograms, per-stream receive statistics, the ARP/ND responder and the capture; no field
 #: modifiers. The two-way build (generators and analyzers on both ports, two modifiers, no
-#: per-stream statistics) fills 86 % of the part and routes at 70 MHz: figures in
+#: per-stream statistics) fills the part and misses 125 MHz by far: figures in
 #: docs/performance.md.
 BOARD_45F = TesterConfig(n_streams=16, n_modifiers=0, hist_streams=4, stream_stats=True, responder=True,
                          capture=True, capture_words=1024, capture_frames=32, generators=0b01, analyzers=0b10)

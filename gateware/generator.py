@@ -18,10 +18,10 @@ block RAM output goes straight into a register; the checksums are ones' compleme
 spread over the prepare stages (at most an end-around add, or two carry chains, a cycle);
 the byte on the output is a register, computed a byte ahead from registers (the template
 byte, and flags saying what the byte is, kept a byte further ahead); the UDP checksum takes
-three cycles from the launch, so its field must start at byte 2 or later (as before).
+three cycles from the launch, so its field must start at byte 2 or later.
 """
 
-from amaranth import Module, Signal, Cat, Const, Mux, Value, signed
+from amaranth import Cat, Const, Module, Mux, Signal, Value, signed
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -166,7 +166,8 @@ class TrafficGenerator(wiring.Component):
                                     doc=doc)
                      for name, bits, reset, doc in _CONFIG}
         self._running = bank.add(f"{p}.running", 1, "r",
-                                 doc="1 from START (including a START waiting for the histogram clear) until the last frame has left (live)")
+                                 doc="1 from START (including a START waiting for the histogram clear) "
+                                     "until the last frame has left (live)")
         self._snap = {name: bank.add(f"{p}.{name}", 64, "r", doc=doc + " (snapshot)")
                       for name, doc in _COUNTERS}
         self._tmpl = bank.add_memory(f"{p}.tmpl", 8, n_streams * SD.TEMPLATE_BYTES, access="rw",
@@ -272,7 +273,7 @@ class TrafficGenerator(wiring.Component):
 
         # --- prepare ----------------------------------------------------------------------
         # A frame is prepared in five cycles from the pick (c0) to pre.* (prepared from c5);
-        # WAIT_RNG lasts until a random size is drawn (and no modifier is drawing), as before.
+        # WAIT_RNG lasts until a random size is drawn (and no modifier is drawing).
         # Each stage is a register, a LUT RAM read, or at most two carry chains deep:
         #   c0 IDLE      the scheduler's pick is taken; the descriptor read is issued (LUT
         #                RAM); the stream's sequence number, size walk, next size table
@@ -516,7 +517,8 @@ class TrafficGenerator(wiring.Component):
                              pre.mod_mask[j].eq(regs["mask"]), pre.mod_value[j].eq(unit.value)]
         m.d.comb += [in_idle.eq(prep_fsm.ongoing("IDLE")),
                      size_reading.eq(~in_idle & ~prep_fsm.ongoing("COMMIT") & ~size_have)]
-        m.d.comb += [sched.take.eq(commit_r["sched"]), sched.take_next.eq(commit_next), sched.take_stream.eq(s), sched.take_period.eq(_field(d, "period")),
+        m.d.comb += [sched.take.eq(commit_r["sched"]), sched.take_next.eq(commit_next), sched.take_stream.eq(s),
+                     sched.take_period.eq(_field(d, "period")),
                      seq_wr.addr.eq(s), seq_wr.data.eq(seq_inc), seq_wr.en.eq(commit),
                      ss_wr.addr.eq(s), ss_wr.data.eq(Cat(next_walk, next_addr)),
                      ss_wr.en.eq(commit & ((size_mode == SD.SIZE_INCREMENT) | (size_mode == SD.SIZE_SEQUENCE)))]
@@ -536,7 +538,7 @@ class TrafficGenerator(wiring.Component):
         # read during the frame's last three advances (the stream being prepared then is the
         # next one, s) or while the line is idle (three cycles, done before prepare is); the
         # UDP checksum bytes come straight from their register into the output (valid from
-        # byte 2). The first byte is on the output the cycle after the launch, as before.
+        # byte 2). The first byte is on the output the cycle after the launch.
         cur = _FrameRegs(self.n_modifiers, "cur")
         go = Signal()
         # the line is free when the previous frame's wire time (preamble, frame, minimum gap)

@@ -19,14 +19,14 @@ latches its upper words, so a live 64-bit value is read consistently low word fi
 
 from dataclasses import dataclass
 
-from amaranth import Cat, Module, Mux, Signal, Const, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
 
-__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE", "WRITE_LATENCY",
-           "WRITE_TO_READ", "WORD_READ_LATENCY"]
+__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE",
+           "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
 
 ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
@@ -186,7 +186,7 @@ class RegisterBank(wiring.Component):
                 groups.setdefault((off >> 2) >> low_bits, []).append(((off >> 2) & (GROUP_WORDS - 1), reg, sig, i, hi))
         regions = sorted({g >> (region_lo - low_bits) for g in groups}
                          | {(reg.offset >> 2) >> region_lo for reg, _ in self._windows})
-        for reg, window in self._windows:
+        for reg, _window in self._windows:
             first, last = reg.offset >> 2, (reg.offset >> 2) + reg.words * reg.depth - 1
             if first >> region_lo != last >> region_lo:
                 raise ValueError(f"memory {reg.name}: crosses a bus region boundary")

@@ -64,7 +64,7 @@ BOARD = Board(
     uart_pins="FT2232H channel B on the USB connector (FPGA RX C11, TX A11; no wiring)",
     uart_baud=3_000_000,
     config_preset="BOARD_45F",
-    default_seed=1,     # met timing: sys 140.0 MHz (docs/performance.md, the one-way 45F build)
+    default_seed=1,     # meets timing (docs/performance.md, the one-way 45F build)
     link_leds=(0, 1),
     loader_args=("-c", "ft2232"),
 )

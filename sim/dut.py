@@ -148,7 +148,7 @@ def _time_field_check(name: str, value: int, lo: int, hi: int) -> int:
 
 
 # Parameters left out of the canonical text, the harness arguments and describe() while they
-# have their default value (so specs without impairments read exactly as before).
+# have their default value (so a spec without impairments reads as its plain model).
 _OPTIONAL = frozenset({"jitter", "collapse", "recover", "loss", "dup", "reorder", "corrupt", "blackout", "seed",
                        "reboot"})
 

@@ -6,12 +6,11 @@ times against the streams' due times."""
 import random
 
 import pytest
+from genbench import GenBench
 
 from wirespeed.gateware import frame as F
 from wirespeed.host.program import port_program_writes
 from wirespeed.traffic import ModifierSpec, PortProgram, StreamSpec, dissect, expected_frames
-
-from genbench import GenBench
 
 BACKPRESSURE = {
     "none": lambda rng: (lambda cycle: True),
@@ -121,7 +120,7 @@ def test_sixteen_streams_order_and_due_times():
     launches = [cycle - 1 for _, _, cycle in frames]          # the sink is always ready
     dues = [e.due >> 32 for e in want]                         # floor: the cycle it is due
     assert launches[0] <= 24, "first frame: scan and prepare after START"
-    offset = min(l - d for l, d in zip(launches[1:], dues[1:]))  # START to the scheduler's cycle 0
+    offset = min(la - d for la, d in zip(launches[1:], dues[1:]))  # START to the scheduler's cycle 0
     line_free = launches[0] + want[0].length + F.WIRE_OVERHEAD
     for launch, due, exp in list(zip(launches, dues, want))[1:]:
         assert launch == max(due + offset, line_free), (exp.index, launch, due + offset, line_free)
