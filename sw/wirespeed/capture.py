@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wirespeed import regs
+
 from .errors import DeviceError
 
 __all__ = ["CapturedFrame", "CaptureStatus", "TRIGGERS", "STATES", "SNAPLEN_MIN", "SNAPLEN_MAX",
@@ -52,13 +54,13 @@ class CaptureStatus(BaseModel):
     frames: int
 
 
-def _check_port(device, port: int) -> str:
+def _check_port(device, port: int) -> regs.Cap:
     if not isinstance(port, int) or not 0 <= port < device.n_ports:
         raise ValueError(f"port must be 0..{device.n_ports - 1}, not {port!r}")
-    prefix = f"p{port}.cap"
-    if f"{prefix}.arm" not in device.regmap:
-        raise ValueError(f"port {port} has no capture block in this register map ({prefix}.* missing)")
-    return prefix
+    cap = regs.port(port).cap
+    if cap.arm not in device.regmap:
+        raise ValueError(f"port {port} has no capture block in this register map (p{port}.cap.* missing)")
+    return cap
 
 
 def arm_capture(device, port: int, *, trigger: str | int = "first", count: int | None = None,
@@ -68,8 +70,8 @@ def arm_capture(device, port: int, *, trigger: str | int = "first", count: int |
     FCS) or ``"not_test"`` (2, the first frame that is not a wirespeed test frame). ``count``:
     frames to record from the trigger frame on, 1 to the block's index depth (default: all
     it can hold); ``snaplen``: bytes kept per frame, 16..1024."""
-    prefix = _check_port(device, port)
-    max_frames = device.regmap[f"{prefix}.index"].depth
+    cap = _check_port(device, port)
+    max_frames = device.regmap[cap.index].depth
     if isinstance(trigger, str):
         if trigger not in TRIGGERS:
             raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)} (or 0..2), not {trigger!r}")
@@ -83,34 +85,34 @@ def arm_capture(device, port: int, *, trigger: str | int = "first", count: int |
     if isinstance(snaplen, bool) or not isinstance(snaplen, int) or not SNAPLEN_MIN <= snaplen <= SNAPLEN_MAX:
         raise ValueError(f"snaplen must be {SNAPLEN_MIN}..{SNAPLEN_MAX} bytes, not {snaplen!r}")
     # one transaction, in order: the configuration is latched by the arm strobe
-    device.write_many({f"{prefix}.trigger": trigger, f"{prefix}.snaplen": snaplen,
-                       f"{prefix}.count": count, f"{prefix}.arm": 1})
+    device.write_many({cap.trigger: trigger, cap.snaplen: snaplen,
+                       cap.count: count, cap.arm: 1})
 
 
 def capture_status(device, port: int) -> CaptureStatus:
-    prefix = _check_port(device, port)
-    values = device.read_many([f"{prefix}.state", f"{prefix}.frames"])
-    return CaptureStatus(state=STATES[values[f"{prefix}.state"]], frames=values[f"{prefix}.frames"])
+    cap = _check_port(device, port)
+    values = device.read_many([cap.state, cap.frames])
+    return CaptureStatus(state=STATES[values[cap.state]], frames=values[cap.frames])
 
 
 def read_capture(device, port: int) -> list[CapturedFrame]:
     """The frames port ``port`` has captured so far (all of them once its state is done)."""
-    prefix = _check_port(device, port)
-    frames = device.read_many([f"{prefix}.frames"])[f"{prefix}.frames"]
-    index_reg, data_reg = device.regmap[f"{prefix}.index"], device.regmap[f"{prefix}.data"]
+    cap = _check_port(device, port)
+    frames = device.read_many([cap.frames])[cap.frames]
+    index_reg, data_reg = device.regmap[cap.index], device.regmap[cap.data]
     if frames > index_reg.depth:
-        raise DeviceError(f"{prefix}.frames reads {frames}, more than the {index_reg.depth} index entries")
+        raise DeviceError(f"{cap.frames} reads {frames}, more than the {index_reg.depth} index entries")
     if not frames:
         return []
-    index = device.read_memory(f"{prefix}.index")[:frames]
-    words = device.read_memory(f"{prefix}.data")
+    index = device.read_memory(cap.index)[:frames]
+    words = device.read_memory(cap.data)
     out = []
     for i, entry in enumerate(index):
         ts = entry & (2**64 - 1)
         wire_len, stored, flags, offset = ((entry >> shift) & 0xFFFF for shift in (64, 80, 96, 112))
         nwords = -(-stored // 4)
         if stored > max(0, wire_len - FCS_LEN) or offset + nwords > data_reg.depth:
-            raise DeviceError(f"{prefix}.index entry {i} is inconsistent (wire length {wire_len}, stored "
+            raise DeviceError(f"{cap.index} entry {i} is inconsistent (wire length {wire_len}, stored "
                               f"{stored}, offset {offset} of {data_reg.depth} words)")
         data = b"".join(w.to_bytes(4, "big") for w in words[offset:offset + nwords])[:stored]
         out.append(CapturedFrame(ts_ns=ts, wire_len=wire_len, data=data, fcs_error=bool(flags & 1)))

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from wirespeed import regs
+
 from .. import parse
 from ..errors import WirespeedError
 from ..host.device import Device
@@ -84,9 +86,9 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
         raise InputError("--port", f"0..{n - 1} on this tester, not {port}")
     if n < 2:
         raise InputError("--port", "the tester needs a second port to send from")
-    if f"p{port}.cap.arm" not in device.regmap:
+    if regs.port(port).cap.arm not in device.regmap:
         raise InputError("--port", f"port {port} has no capture block in this gateware")
-    depth = device.regmap[f"p{port}.cap.index"].depth
+    depth = device.regmap[regs.port(port).cap.index].depth
     if count > depth:
         raise InputError("--count", f"1..{depth} frames (the capture block's index), not {count}")
     tx = (port + 1) % n
@@ -102,7 +104,7 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
     except ValueError as exc:
         raise InputError("--size", error_text(exc)) from None
     stream_id = compiled.streams[0].stream_id
-    prefix = f"p{port}.cap"
+    cap = regs.port(port).cap
     try:
         device.stop()
         for p in range(n):
@@ -110,19 +112,19 @@ def _capture_run(device: Device, *, port: int, count: int, size, rate_pct: float
                 device.disable_generator(p)
         device.load_program(tx, compiled, count=count)
         if device.has_analyzer(port):
-            device.write(f"p{port}.ana.stream_group", stream_id >> 4)
+            device.write(regs.port(port).ana.stream_group, stream_id >> 4)
         device.clear()
         arm_capture(device, port, trigger=trigger, count=count, snaplen=snaplen)
         started = device.start()
         expected = int(count * 1e9 / compiled.total_fps) + 1
         deadline = started + expected + 1_000_000 + expected // 10
-        running = f"p{tx}.gen.running"
-        values = device.wait_until([f"{prefix}.state", running],
-                                   lambda v: v[f"{prefix}.state"] == 3 or not v[running],
+        running = regs.port(tx).gen.running
+        values = device.wait_until([cap.state, running],
+                                   lambda v: v[cap.state] == 3 or not v[running],
                                    expected_ns=started + expected, deadline_ns=deadline)
-        if values[f"{prefix}.state"] != 3:
+        if values[cap.state] != 3:
             device.wait_ns(settle_ns)
-        state = STATES[device.read(f"{prefix}.state")]
+        state = STATES[device.read(cap.state)]
         return read_capture(device, port), state
     except WirespeedError as exc:
         raise InputError("run", str(exc), exit_code=1) from None

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wirespeed import regs
 from wirespeed.gateware.regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 
 from ..errors import DeviceError, DeviceMismatch
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Device", "ID_REGISTERS", "RESPONDER_COUNTERS", "CMD_START", "CMD_STOP", "CMD_CLEAR", "CMD_SNAPSHOT"]
 
-ID_REGISTERS = ("id.magic", "id.version", "id.map_hash", "id.clk_hz", "id.n_ports")
+ID_REGISTERS = (regs.ID.magic, regs.ID.version, regs.ID.map_hash, regs.ID.clk_hz, regs.ID.n_ports)
 RESPONDER_COUNTERS = ("arp_requests", "arp_replies", "ns_received", "na_sent")   # pN.arp.*
 
 
@@ -99,8 +100,8 @@ class Device:
         if ident.map_hash != self.regmap.hash:
             raise DeviceMismatch(f"register map mismatch: {where} has map hash {ident.map_hash:#010x}, this "
                                  f"host expects {self.regmap.hash:#010x}; rebuild the gateware or update the host")
-        for what, have, want in (("id.n_ports", ident.n_ports, self.n_ports),
-                                 ("id.clk_hz", ident.clk_hz, self.clk_hz)):
+        for what, have, want in ((regs.ID.n_ports, ident.n_ports, self.n_ports),
+                                 (regs.ID.clk_hz, ident.clk_hz, self.clk_hz)):
             if have != want:
                 raise DeviceMismatch(f"{where} reports {what} = {have}, the register map says {want}")
         self.ident = ident
@@ -110,12 +111,12 @@ class Device:
 
     def now_ns(self) -> int:
         """The tester's ``time.ns`` (simulated time in a simulation)."""
-        return self.read("time.ns")
+        return self.read(regs.TIME.ns)
 
     def wait_ns(self, ns: int) -> int:
         """Wait until ``ns`` nanoseconds of tester time have passed; returns ``time.ns``."""
         end = self.now_ns() + ns
-        return self.wait_until([], lambda v: v["time.ns"] >= end, expected_ns=end)["time.ns"]
+        return self.wait_until([], lambda v: v[regs.TIME.ns] >= end, expected_ns=end)[regs.TIME.ns]
 
     def wait_until(self, names: Sequence[str], done: Callable[[dict[str, int]], bool], *, expected_ns: int,
                    deadline_ns: int | None = None) -> dict[str, int]:
@@ -126,8 +127,8 @@ class Device:
         ``poll_interval_s``."""
         last_ns, last_change = -1, time.monotonic()
         while True:
-            values = self.read_many([*names, "time.ns"])
-            now = values["time.ns"]
+            values = self.read_many([*names, regs.TIME.ns])
+            now = values[regs.TIME.ns]
             if done(values):
                 return values
             if deadline_ns is not None and now >= deadline_ns:
@@ -145,7 +146,7 @@ class Device:
 
     def _command(self, bits: int) -> int:
         """Strobe ``ctrl.cmd``; returns ``time.ns`` read just after, in the same transaction."""
-        return self.transact({"ctrl.cmd": bits}, ["time.ns"])["time.ns"]
+        return self.transact({regs.CTRL.cmd: bits}, [regs.TIME.ns])[regs.TIME.ns]
 
     def start(self) -> int:
         """START every enabled generator on the same clock; returns ``time.ns`` just after."""
@@ -182,21 +183,22 @@ class Device:
 
     def configure_histogram(self, port: int, config: HistogramConfig) -> None:
         self.check_port(port)
-        self.write_many({f"p{port}.ana.hist_offset": config.offset_ns, f"p{port}.ana.hist_shift": config.shift})
+        ana = regs.port(port).ana
+        self.write_many({ana.hist_offset: config.offset_ns, ana.hist_shift: config.shift})
 
     def read_stream_histograms(self, port: int, config: HistogramConfig) -> dict[int, LatencyHistogram]:
         """The latency histograms of port ``port``'s streams that had latency samples, by index
         in its stream group (``pN.ana.hist_used``, as of the last SNAPSHOT), binned as
         ``config`` (what :meth:`configure_histogram` set). Read when traffic has stopped."""
         self.check_port(port)
-        used = self.read(f"p{port}.ana.hist_used")
-        uo = self.read_memory(f"p{port}.ana.hist_uo")
-        window = self.regmap[f"p{port}.ana.hist"]
+        used = self.read(regs.port(port).ana.hist_used)
+        uo = self.read_memory(regs.port(port).ana.hist_uo)
+        window = self.regmap[regs.port(port).ana.hist]
         result = {}
         for stream in range(len(uo) // 2):
             if not used >> stream & 1:
                 continue
-            select = self.regmap[f"p{port}.ana.hist_stream"]
+            select = self.regmap[regs.port(port).ana.hist_stream]
             words = self.transport.transact([(select.offset, stream)], window.word_offsets)
             bins = window.entries(words)
             result[stream] = LatencyHistogram(offset_ns=config.offset_ns, bin_ns=config.bin_ns,
@@ -217,7 +219,7 @@ class Device:
         """SNAPSHOT every counter of every port at one instant and read them all, in one
         transaction."""
         names = [name for port in range(self.n_ports) for name in PortCounters.register_names(port, self.regmap)]
-        values = self.transact({"ctrl.cmd": CMD_SNAPSHOT}, names)
+        values = self.transact({regs.CTRL.cmd: CMD_SNAPSHOT}, names)
         return {port: PortCounters.from_registers(port, values) for port in range(self.n_ports)}
 
     def read_stream_stats(self, port: int) -> list[dict[str, int]]:
@@ -227,13 +229,13 @@ class Device:
         from wirespeed.gateware.statsdesc import unpack_entry
         self.check_port(port)
         self._wait_streams_copied(port)
-        return [unpack_entry(value) for value in self.read_memory(f"p{port}.ana.streams")]
+        return [unpack_entry(value) for value in self.read_memory(regs.port(port).ana.streams)]
 
     def read_stream_tx(self, port: int) -> list[tuple[int, int]]:
         """(frames, bytes) sent by each of port ``port``'s generator streams (by stream index,
         not id) as of the last SNAPSHOT (``pN.gen.stream_tx``)."""
         self.check_port(port)
-        return [(value & (2**64 - 1), value >> 64) for value in self.read_memory(f"p{port}.gen.stream_tx")]
+        return [(value & (2**64 - 1), value >> 64) for value in self.read_memory(regs.port(port).gen.stream_tx)]
 
     def read_stream_entries(self, port: int, indices: Sequence[int]) -> dict[int, dict[str, int]]:
         """Entries ``indices`` of port ``port``'s per-stream statistics as of the last SNAPSHOT
@@ -241,7 +243,7 @@ class Device:
         from wirespeed.gateware.statsdesc import unpack_entry
         self.check_port(port)
         self._wait_streams_copied(port)
-        reg = self.regmap[f"p{port}.ana.streams"]
+        reg = self.regmap[regs.port(port).ana.streams]
         wanted = sorted(set(indices))
         offsets = [reg.offset + 4 * (reg.words * i + w) for i in wanted for w in range(reg.words)]
         words = self.transport.transact([], offsets)
@@ -249,12 +251,12 @@ class Device:
 
     def _wait_streams_copied(self, port: int) -> None:
         # the gateware copies the snapshot into the window after the command (a few us)
-        copying = f"p{port}.ana.streams_copying"
+        copying = regs.port(port).ana.streams_copying
         if copying in self.regmap:
-            now = self.read_many([copying, "time.ns"])
+            now = self.read_many([copying, regs.TIME.ns])
             if now[copying]:
-                self.wait_until([copying], lambda v: not v[copying], expected_ns=now["time.ns"],
-                                deadline_ns=now["time.ns"] + 10_000_000)
+                self.wait_until([copying], lambda v: not v[copying], expected_ns=now[regs.TIME.ns],
+                                deadline_ns=now[regs.TIME.ns] + 10_000_000)
 
     #: simulation only: a callable returning the simulated DUT model's own counters, by
     #: direction then name (``{"0->1": {"lost": ...}}``); trials record their difference
@@ -294,38 +296,39 @@ class Device:
         self.check_port(port)
         if (duration_ns is None) == (count is None):
             raise ValueError("give exactly one of duration_ns or count")
-        self.write(f"p{port}.gen.enable", 0)
+        self.write(regs.port(port).gen.enable, 0)
         write_port_program(self, port, compiled)
         values = {"burst_len": burst_len, "burst_gap": ns_to_cycles(burst_gap_ns, self.clk_hz)}
         if duration_ns is not None:
             values |= {"mode": 0, "duration": ns_to_cycles(duration_ns, self.clk_hz)}
         elif count is not None:             # always, as exactly one of them was given
             values |= {"mode": 1, "count": count}
-        self.write_many({f"p{port}.gen.{k}": v for k, v in values.items()} | {f"p{port}.gen.enable": 1})
+        gen = regs.port(port).gen
+        self.write_many({getattr(gen, k): v for k, v in values.items()} | {gen.enable: 1})
 
     def disable_generator(self, port: int) -> None:
         """Turn port ``port``'s generator off (a port without one sends nothing anyway)."""
         self.check_port(port)
         if self.has_generator(port):
-            self.write(f"p{port}.gen.enable", 0)
+            self.write(regs.port(port).gen.enable, 0)
 
     def has_generator(self, port: int) -> bool:
         """Whether port ``port`` of this build has a traffic generator (``pN.gen.*``)."""
-        return f"p{port}.gen.enable" in self.regmap
+        return regs.port(port).gen.enable in self.regmap
 
     def has_analyzer(self, port: int) -> bool:
         """Whether port ``port`` of this build has an analyzer (``pN.ana.*``)."""
-        return f"p{port}.ana.rx_frames" in self.regmap
+        return regs.port(port).ana.rx_frames in self.regmap
 
     def has_responder(self, port: int) -> bool:
         """Whether port ``port`` of this build has the ARP/ND responder (``pN.arp.*``: a build
         with the responder, on the ports that receive)."""
-        return f"p{port}.arp.mac" in self.regmap
+        return regs.port(port).arp.mac in self.regmap
 
     def counts_sequence_errors(self, port: int) -> bool:
         """Whether port ``port``'s analyzer counts sequence errors (``pN.ana.seq_errors``: a build
         with per-stream receive statistics)."""
-        return f"p{port}.ana.seq_errors" in self.regmap
+        return regs.port(port).ana.seq_errors in self.regmap
 
     def check_flows(self, flows: Sequence[Flow]) -> None:
         """ValueError (one line) for a flow this build cannot carry: its sending port has no
@@ -380,14 +383,15 @@ class Device:
         for port, address in sorted(addresses.items()):
             self.check_port(port)
             if self.has_responder(port):
-                values |= address.registers(port) | {f"p{port}.arp.enable": enable}
+                values |= address.registers(port) | {regs.port(port).arp.enable: enable}
         if values:
             self.write_many(values)
 
     def read_responder(self, ports: Sequence[int]) -> dict[int, dict[str, int]]:
         """The ARP/ND responder counters of ``ports`` (live, zeroed by CLEAR), in one transaction;
         ports without a responder in this gateware are left out."""
-        names = [f"p{p}.arp.{c}" for p in ports for c in RESPONDER_COUNTERS if f"p{p}.arp.{c}" in self.regmap]
+        names = [name for p in ports for c in RESPONDER_COUNTERS
+                 if (name := getattr(regs.port(p).arp, c)) in self.regmap]
         values = self.read_many(names) if names else {}
         result: dict[int, dict[str, int]] = {}
         for name, value in values.items():

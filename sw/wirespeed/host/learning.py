@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wirespeed import regs
+
 from ..ethernet import line_rate_fps
 from ..traffic import Flow, PortAddress, StreamSpec, flow_stream
 from .models import LearningResult
@@ -41,7 +43,7 @@ def learn(dev: Any, flows: Sequence[Flow], addresses: Mapping[int, PortAddress] 
     dev.configure_addresses(addresses, answer_arp=answer_arp, answer_nd=answer_nd)
     dev.clear()
     responders = [p for p in ports if dev.has_responder(p)]
-    started = dev.transact({f"p{p}.arp.cmd": 3 for p in responders}, ["time.ns"])["time.ns"]
+    started = dev.transact({regs.port(p).arp.cmd: 3 for p in responders}, [regs.TIME.ns])[regs.TIME.ns]
     if frames:
         for port, spec in specs.items():
             dev.configure_generator(port, spec, min(rate_fps, line_rate_fps(spec.point)), count=frames)

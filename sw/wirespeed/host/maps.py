@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from wirespeed import regs
 from wirespeed.gateware.config import ID_OFFSETS, TesterConfig
 from wirespeed.gateware.regmap import MAGIC, RegisterMap
 
@@ -78,10 +79,10 @@ def map_of(transport: Transport, store: Path | None = None) -> tuple[RegisterMap
     identity check (:meth:`~wirespeed.host.device.Device.connect`) refuses it."""
     names = list(ID_OFFSETS)
     words: dict[str, Any] = dict(zip(names, transport.read([ID_OFFSETS[n] for n in names])))
-    if words["id.magic"] != MAGIC:
+    if words[regs.ID.magic] != MAGIC:
         raise DeviceMismatch(f"{transport.url} is not a wirespeed tester (id.magic {words['id.magic']:#010x}, "
                              f"expected {MAGIC:#010x})")
-    word, map_hash = words["id.config"], words["id.map_hash"]
+    word, map_hash = words[regs.ID.config], words[regs.ID.map_hash]
     config = TesterConfig.from_word(word)
     rmap = find_map(map_hash, store)
     if rmap is None:

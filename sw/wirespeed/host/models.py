@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, computed_field
 
+from wirespeed import regs
+
 from ..traffic import Flow, PortAddress
 from . import sequence
 
@@ -58,8 +60,9 @@ class PortCounters(BaseModel):
 
     @staticmethod
     def register(port: int, counter: str) -> str:
-        block = "gen" if counter in _GEN_COUNTERS else "ana"
-        return f"p{port}.{block}.{counter}"
+        p = regs.port(port)
+        name: str = getattr(p.gen if counter in _GEN_COUNTERS else p.ana, counter)
+        return name
 
     @classmethod
     def register_names(cls, port: int, regmap: RegisterMap | None = None) -> list[str]:

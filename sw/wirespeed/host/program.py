@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wirespeed import regs
 from wirespeed.gateware import streamdesc as sd
 
 from ..traffic import CompiledPort
@@ -28,15 +29,15 @@ __all__ = ["write_port_program", "port_program_writes", "fit_to_build"]
 def port_program_writes(port: int, compiled: CompiledPort) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
     """What :func:`write_port_program` writes: ``(memories, registers)``, memory window name ->
     {entry: value} and register name -> value, in writing order."""
-    p = f"p{port}"
-    memories = {f"{p}.gen.tmpl": compiled.template_entries()}
+    gen = regs.port(port).gen
+    memories = {gen.tmpl: compiled.template_entries()}
     if compiled.size_table:
-        memories[f"{p}.gen.sizes"] = dict(compiled.size_table)
-    registers = {f"{p}.gen.seed": compiled.seed}
+        memories[gen.sizes] = dict(compiled.size_table)
+    registers = {gen.seed: compiled.seed}
     for j, unit in enumerate(compiled.modifiers):
         for name, _, _ in sd.MOD_FIELDS:
-            registers[f"{p}.mod{j}.{name}"] = unit[name]
-    memories_last = {f"{p}.gen.desc": dict(enumerate(compiled.descriptors()))}
+            registers[getattr(regs.port(port).mod[j], name)] = unit[name]
+    memories_last = {gen.desc: dict(enumerate(compiled.descriptors()))}
     return memories | memories_last, registers
 
 
@@ -81,7 +82,7 @@ def write_port_program(device: Device, port: int, compiled: CompiledPort) -> Non
     memories, registers = port_program_writes(port, compiled)
     if hasattr(device, "regmap"):
         memories, registers = fit_to_build(device.regmap, memories, registers)
-    desc_name = f"p{port}.gen.desc"
+    desc_name = regs.port(port).gen.desc
     for name, entries in memories.items():
         if name != desc_name:
             device.write_memory(name, entries)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from wirespeed import regs
 from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
@@ -115,7 +116,7 @@ def stream_refs(device: Device, items: Iterable[StreamRef | Flow | tuple[int, in
             tx_port, rx_port = item
             _check_port(device, tx_port)
             _check_port(device, rx_port)
-            descs = device.read_memory(f"p{tx_port}.gen.desc")
+            descs = device.read_memory(regs.port(tx_port).gen.desc)
             for index, value in enumerate(descs):
                 desc = sd.unpack_descriptor(value)
                 if desc["enable"]:
@@ -153,16 +154,16 @@ def stream_results(device: Device, flows_or_pairs: Iterable[StreamRef | Flow | t
     if not refs:
         return []
     rx_ports = sorted({r.rx_port for r in refs})
-    groups = device.read_many([f"p{p}.ana.stream_group" for p in rx_ports])
+    groups = device.read_many([regs.port(p).ana.stream_group for p in rx_ports])
     for ref in refs:
-        group = groups[f"p{ref.rx_port}.ana.stream_group"]
+        group = groups[regs.port(ref.rx_port).ana.stream_group]
         if ref.stream_id >> 4 != group:
             raise ValueError(f"stream id {ref.stream_id} (port {ref.tx_port} stream {ref.tx_index}) is not "
                              f"followed by port {ref.rx_port}: its stream_group is {group} (ids "
                              f"{group * 16}..{group * 16 + 15}); set p{ref.rx_port}.ana.stream_group to "
                              f"{ref.stream_id >> 4} before the trial")
     if snapshot:
-        device.write("ctrl.cmd", CMD_SNAPSHOT)
+        device.write(regs.CTRL.cmd, CMD_SNAPSHOT)
     tx = {p: device.read_stream_tx(p) for p in sorted({r.tx_port for r in refs})}
     rx = {p: device.read_stream_stats(p) for p in rx_ports}
     results = [StreamResult.from_entries(ref, tx[ref.tx_port][ref.tx_index], rx[ref.rx_port][ref.stream_id & 15])

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wirespeed import regs
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
 from ..ethernet import LINK_BPS, WIRE_OVERHEAD, line_rate_fps
@@ -104,7 +105,7 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
         groups.setdefault(flow.rx_port, flow.stream_id >> 4)
     for port in rx_ports:
         dev.configure_histogram(port, histogram)
-        dev.write_many({f"p{port}.ana.stream_group": groups[port], f"p{port}.ana.lat_def": lat_def})
+        dev.write_many({regs.port(port).ana.stream_group: groups[port], regs.port(port).ana.lat_def: lat_def})
     dev.clear()
     model = dev.dut_counters()
     try:
@@ -115,7 +116,7 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
         counters, drain = _settle(dev, wait_ns, rx_ports)
     finally:
         if isinstance(schedule, TwoPhase):
-            dev.write_many({f"p{flows[0].tx_port}.gen.phase_at": 0, f"p{flows[0].tx_port}.gen.phase2": 0})
+            dev.write_many({regs.port(flows[0].tx_port).gen.phase_at: 0, regs.port(flows[0].tx_port).gen.phase2: 0})
     streams = _phase_streams(dev, flows[0], phase_periods) if phase_periods else _flow_streams(dev, flows, counters)
     histograms = {p: dev.read_histogram(p, histogram, counters[p]) for p in rx_ports}
     responder = dev.read_responder(sorted({*tx_ports, *rx_ports}))
@@ -147,8 +148,8 @@ def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, in
             dataclasses.replace(cs, descriptor=cs.descriptor | {"period": p}, fps=period_to_rate(p, dev.clk_hz))
             for cs, p in zip(compiled.streams, periods)))
         dev.load_program(flow.tx_port, compiled, duration_ns=schedule.duration_ns)
-        dev.write_many({f"p{flow.tx_port}.gen.phase_at": ns_to_cycles(schedule.phase_ns, dev.clk_hz),
-                        f"p{flow.tx_port}.gen.phase2": 0b10})
+        dev.write_many({regs.port(flow.tx_port).gen.phase_at: ns_to_cycles(schedule.phase_ns, dev.clk_hz),
+                        regs.port(flow.tx_port).gen.phase2: 0b10})
         return schedule.rates_fps[0], periods[1], schedule.duration_ns, periods
     # burst mode: the frames leave back to back whatever their sizes (a mix's frames would
     # otherwise keep their due times, a mean frame time apart, and short ones would not be at
@@ -167,7 +168,7 @@ def _flow_streams(dev: Any, flows: Sequence[Flow], counters: dict[int, PortCount
     """Each flow's stream after a trial (:data:`sequence.STREAM_FIELDS`), by stream id: the
     frames its port sent (its program's only stream) and the receiving port's entry; {} when a
     receiving port does not track sequence numbers (no per-stream statistics)."""
-    if not all(dev.counts_sequence_errors(f.rx_port) and f"p{f.rx_port}.ana.streams" in dev.regmap for f in flows):
+    if not all(dev.counts_sequence_errors(f.rx_port) and regs.port(f.rx_port).ana.streams in dev.regmap for f in flows):
         return {}
     wanted: dict[int, list[int]] = {}
     for flow in flows:
@@ -233,24 +234,24 @@ def _timeline(dev: Any, started: int, duration_ns: int, points: int, tx_ports: S
     ``event``'s action at its time. The final SNAPSHOT of the trial replaces these."""
     todo = sorted([(started + i * duration_ns // points, None) for i in range(1, points + 1)]
                   + ([(started + event[0], event[1])] if event else []), key=lambda x: x[0])
-    errors = [f"p{p}.ana.{c}" for p in rx_ports for c in ("seq_errors", "fcs_errors")
-              if f"p{p}.ana.{c}" in dev.regmap]      # (no seq_errors without per-stream statistics)
-    names = [f"p{p}.gen.tx_frames" for p in tx_ports] + [f"p{p}.ana.rx_frames" for p in rx_ports] + errors
+    errors = [name for p in rx_ports for name in (regs.port(p).ana.seq_errors, regs.port(p).ana.fcs_errors)
+              if name in dev.regmap]      # (no seq_errors without per-stream statistics)
+    names = [regs.port(p).gen.tx_frames for p in tx_ports] + [regs.port(p).ana.rx_frames for p in rx_ports] + errors
     samples = []
     for at, action in todo:
-        dev.wait_until([], lambda v, at=at: v["time.ns"] >= at, expected_ns=at)
+        dev.wait_until([], lambda v, at=at: v[regs.TIME.ns] >= at, expected_ns=at)
         if action is not None:
             action()
             continue
-        v = dev.transact({"ctrl.cmd": CMD_SNAPSHOT}, [*names, "time.ns"])
-        samples.append([v["time.ns"] - started, sum(v[f"p{p}.gen.tx_frames"] for p in tx_ports),
-                        sum(v[f"p{p}.ana.rx_frames"] for p in rx_ports), sum(v[name] for name in errors)])
+        v = dev.transact({regs.CTRL.cmd: CMD_SNAPSHOT}, [*names, regs.TIME.ns])
+        samples.append([v[regs.TIME.ns] - started, sum(v[regs.port(p).gen.tx_frames] for p in tx_ports),
+                        sum(v[regs.port(p).ana.rx_frames] for p in rx_ports), sum(v[name] for name in errors)])
     return samples
 
 
 def wait_generators_done(dev: Any, ports: Sequence[int], end_ns: int, duration_ns: int) -> None:
     """Poll ``pN.gen.running`` until every port has stopped; the trial timer must stop it by
     ``end_ns`` (plus the last frame and a margin)."""
-    names = [f"p{port}.gen.running" for port in ports]
+    names = [regs.port(port).gen.running for port in ports]
     margin = 1_000_000 + duration_ns // 10
     dev.wait_until(names, lambda v: not any(v[n] for n in names), expected_ns=end_ns, deadline_ns=end_ns + margin)

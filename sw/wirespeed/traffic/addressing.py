@@ -11,6 +11,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, model_validator
 
+from wirespeed import regs
+
 __all__ = ["BENCHMARK_NET", "BENCHMARK_NET6", "BenchmarkRangeWarning", "MacAddress", "PortAddress", "check_distinct",
            "tester_mac", "tester_ip", "tester_ipv6"]
 
@@ -76,8 +78,8 @@ class PortAddress(BaseModel):
         return cls(mac=tester_mac(port), ipv4=tester_ip(port), ipv6=tester_ipv6(port))
 
     def registers(self, port: int) -> dict[str, int]:
-        return {f"p{port}.arp.mac": int(self.mac.replace(":", ""), 16), f"p{port}.arp.ipv4": int(self.ipv4),
-                f"p{port}.arp.ipv6": int(self.ipv6)}
+        return {regs.port(port).arp.mac: int(self.mac.replace(":", ""), 16), regs.port(port).arp.ipv4: int(self.ipv4),
+                regs.port(port).arp.ipv6: int(self.ipv6)}
 
 
 def check_distinct(addresses: Mapping[int, PortAddress]) -> None:
