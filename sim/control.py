@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from wirespeed.gateware.config import NS_PER_CYCLE
+
 __all__ = ["DUT_BASE", "DutControl", "DutDirectionCounters", "DIRECTIONS"]
 
 DUT_BASE = 0x0010_0000
-NS_PER_CYCLE = 8
 _FIELDS = ("frames_in", "frames_out", "dropped", "errored", "resets", "reset_lost", "reset_at", "up_at")
 _IMPAIR_FIELDS = ("lost", "duplicated", "reordered", "corrupted", "blackout", "collapses", "corrupt_dups",
                   "reorder_hidden")

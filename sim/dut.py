@@ -55,12 +55,11 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from wirespeed.gateware.config import CLK_HZ
+from wirespeed.gateware.config import CLK_HZ, NS_PER_CYCLE
 
 __all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "SwitchSpec", "parse_dut", "MODELS", "PROFILES", "Profile",
            "profile_description", "format_time"]
 
-NS_PER_CYCLE = 8
 
 _TIME_UNITS = {"ns": Decimal(1), "us": Decimal(10**3), "ms": Decimal(10**6), "s": Decimal(10**9)}
 _RATE_SUFFIX = {"": Decimal(1), "k": Decimal(10**3), "M": Decimal(10**6)}

@@ -45,7 +45,7 @@ struct ImpairParams {
 
 class ImpairStage final : public DutModel {
 public:
-    static constexpr uint64_t kHoldMaxCycles = 125000;  // 1 ms: release a held frame anyway
+    static constexpr uint64_t kHoldMaxCycles = kClockHz / 1000;  // 1 ms: release a held frame anyway
     static constexpr uint64_t kCorruptSpan = 64;        // corrupted byte offset is in [0, 64)
 
     ImpairStage(std::unique_ptr<DutModel> inner, const ImpairParams& p, unsigned direction);
