@@ -3,7 +3,7 @@ through the same Etherbone transport as the tester's registers (simulation only;
 bench a reset is the user's hook command).
 
 Layout (byte addresses from :data:`DUT_BASE`, 32-bit words, 64-bit values low word first),
-mirrored from sim/harness/sim_harness.h:
+mirrored from sim/harness/dut_window.h:
 
 * ``+0x00`` write: reset the DUT now (both directions; the model needs ``reboot=``); read: 1
   if the last reset command was taken;

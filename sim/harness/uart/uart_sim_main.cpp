@@ -40,6 +40,7 @@
 #include "dut_factory.h"
 #include "dut_model.h"
 #include "dut_params.h"
+#include "dut_window.h"
 #include "etherbone.h"
 #include "uart_link.h"
 #include "udp_server.h"
@@ -53,8 +54,6 @@ void on_signal(int signo) { g_signal = signo; }
 
 constexpr unsigned kResetCycles = 16;
 constexpr unsigned kPollCycles = 256;      // UART socket and control port, every 256 cycles
-constexpr uint32_t kDutBase = 0x00100000;  // as sim_harness.h and sim/control.py
-constexpr uint32_t kDutBytes = 0x140;
 
 struct Options {
     ws::UartLinkConfig link;
@@ -134,9 +133,8 @@ Options parse_args(int argc, char** argv) {
     return o;
 }
 
-// The tester and the two DUT models, wired as in sim_harness.h (p0 TX -> model A -> p1 RX,
-// p1 TX -> model B -> p0 RX), with the UART pins on a uart_link. Also the DUT control window
-// (the ext_* accesses of sim_harness.h), for the control port.
+// The tester and the two DUT models, wired as in sim_harness.h (dut_window.h), with the UART
+// pins on a uart_link. Also the DUT control window (dut_window.h), for the control port.
 class UartSimHarness final : public ws::CsrBus {
 public:
     UartSimHarness(std::unique_ptr<ws::DutModel> a, std::unique_ptr<ws::DutModel> b,
@@ -145,16 +143,12 @@ public:
           top_(std::make_unique<Vwirespeed_uart_sim_top>(ctx_.get(), "top")),
           a_(std::move(a)),
           b_(std::move(b)),
-          link_(link) {
+          link_(link),
+          window_(*a_, *b_, cycles_) {
         top_->clk = 0;
         top_->rst = 0;
         top_->uart_rx = 1;
-        top_->p0_gmii_rx_dv = 0;
-        top_->p0_gmii_rx_er = 0;
-        top_->p0_gmii_rxd = 0;
-        top_->p1_gmii_rx_dv = 0;
-        top_->p1_gmii_rx_er = 0;
-        top_->p1_gmii_rxd = 0;
+        ws::idle_rx(*top_);
         top_->eval();
     }
 
@@ -162,14 +156,7 @@ public:
 
     inline void tick() {
         Vwirespeed_uart_sim_top& t = *top_;
-        ws::GmiiSym ra = a_->step(ws::GmiiSym{t.p0_gmii_tx_en, t.p0_gmii_tx_er, t.p0_gmii_txd});
-        ws::GmiiSym rb = b_->step(ws::GmiiSym{t.p1_gmii_tx_en, t.p1_gmii_tx_er, t.p1_gmii_txd});
-        t.p1_gmii_rx_dv = ra.en;
-        t.p1_gmii_rx_er = ra.er;
-        t.p1_gmii_rxd = ra.d;
-        t.p0_gmii_rx_dv = rb.en;
-        t.p0_gmii_rx_er = rb.er;
-        t.p0_gmii_rxd = rb.d;
+        ws::step_duts(t, *a_, *b_);
         t.uart_rx = link_.tick(t.uart_tx);
         t.clk = 1;
         t.eval();
@@ -188,36 +175,8 @@ public:
     uint32_t read(uint32_t) override { return 0; }
     void write(uint32_t, uint32_t) override {}
 
-    bool ext_write(uint32_t byte_addr, uint32_t /*data*/) override {
-        if (byte_addr != kDutBase) return false;
-        bool a = a_->trigger_reset();
-        bool b = b_->trigger_reset();
-        reset_taken_ = a && b;
-        return true;
-    }
-
-    bool ext_read(uint32_t byte_addr, uint32_t& value) override {
-        if (byte_addr < kDutBase || byte_addr >= kDutBase + kDutBytes || byte_addr % 4) return false;
-        const uint32_t off = byte_addr - kDutBase;
-        uint64_t v = 0;
-        if (off < 0x08) {
-            v = off == 0 ? reset_taken_ : 0;
-        } else if (off < 0x40) {
-            v = off < 0x10 ? cycles_ : 0;
-        } else if (off < 0xC0) {
-            const ws::DutCounters& c = ((off - 0x40) / 0x40 ? b_ : a_)->counters();
-            const uint64_t fields[8] = {c.frames_in, c.frames_out, c.dropped, c.errored,
-                                        c.resets,    c.reset_lost, c.reset_at, c.up_at};
-            v = fields[((off - 0x40) % 0x40) / 8];
-        } else {
-            const ws::DutCounters& c = ((off - 0xC0) / 0x40 ? b_ : a_)->counters();
-            const uint64_t fields[8] = {c.lost,     c.duplicated, c.reordered,    c.corrupted,
-                                        c.blackout, c.collapses,  c.corrupt_dups, c.reorder_hidden};
-            v = fields[((off - 0xC0) % 0x40) / 8];
-        }
-        value = uint32_t(off % 8 ? v >> 32 : v);
-        return true;
-    }
+    bool ext_write(uint32_t byte_addr, uint32_t /*data*/) override { return window_.write(byte_addr); }
+    bool ext_read(uint32_t byte_addr, uint32_t& value) override { return window_.read(byte_addr, value); }
 
     uint64_t cycles() const { return cycles_; }
     bool finished() const { return ctx_->gotFinish(); }
@@ -231,7 +190,7 @@ private:
     std::unique_ptr<ws::DutModel> a_, b_;
     ws::UartLink& link_;
     uint64_t cycles_ = 0;
-    bool reset_taken_ = false;
+    ws::DutWindow window_;
 };
 
 void print_counters(const char* which, const ws::DutModel& m) {
