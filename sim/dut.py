@@ -57,6 +57,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from wirespeed.gateware.config import CLK_HZ, NS_PER_CYCLE
 
+from .dut_params import ANY, HarnessParam, param
+
 __all__ = ["DutSpec", "LoopbackSpec", "RouterSpec", "SwitchSpec", "parse_dut", "MODELS", "PROFILES", "Profile",
            "profile_description", "format_time"]
 
@@ -68,9 +70,32 @@ _RATE_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(k|M)?$")
 _INT_RE = re.compile(r"^[0-9]+$")
 _PROB_RE = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 PPB = 10**9
-MAX_BLACKOUT_NS = 3600 * 10**9
-MAX_SWITCH_TABLE = 1 << 20
-MAX_SWITCH_AGING_NS = 10**6 * 10**9     # 1000000 s, the IEEE 802.1Q maximum
+# Defaults and limits come from the harness's table (sim/dut_params.py), their one source.
+MAX_BLACKOUT_NS = param(ANY, "blackout_len_ns").hi
+MAX_SWITCH_TABLE = param("switch", "table").hi
+MAX_SWITCH_AGING_NS = param("switch", "aging_ns").hi
+_SEED = param(ANY, "seed")
+
+
+def _limits(p: HarnessParam, optional: bool = False) -> tuple[int, int]:
+    """The range a given value must be in: an optional feature (0: off) is given on, so from
+    one step up."""
+    return (max(p.lo, p.step) if optional else p.lo), p.hi
+
+
+def _ranged(p: HarnessParam) -> int:
+    """A pydantic field with the table's default and range."""
+    field: int = Field(default=p.default, ge=p.lo, le=p.hi)
+    return field
+
+
+def _int_text(p: HarnessParam) -> str:
+    return f"an integer {p.lo}..{p.hi}"
+
+
+def _time_text(p: HarnessParam, example: str, lo: int | None = None) -> str:
+    lo = p.lo if lo is None else lo
+    return f"a time {format_time(lo)}..{format_time(p.hi)}, multiple of {NS_PER_CYCLE}ns (e.g. {example})"
 
 
 def _prob_ppb(p: float) -> int | None:
@@ -159,12 +184,12 @@ IMPAIR_PARAMS: dict[str, tuple[str, str, str]] = {
     "corrupt": ("corrupt", "prob", _PROB_TEXT),
     "blackout": ("blackout_ns", "window",
                  "START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH > 0 (e.g. 5ms:2ms)"),
-    "seed": ("seed", "int", "an integer 0..4294967295"),
-    "reboot": ("reboot_ns", "time", "a time 8ns..3600s, multiple of 8ns (e.g. 2s)"),
+    "seed": ("seed", "int", _int_text(_SEED)),
+    "reboot": ("reboot_ns", "time", _time_text(param(ANY, "reboot_ns"), "2s", lo=NS_PER_CYCLE)),
 }
 IMPAIR_LIMITS: dict[str, tuple[int, int]] = {
     "loss": (0, 1), "dup": (0, 1), "reorder": (0, 1), "corrupt": (0, 1),
-    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": (0, 2**32 - 1), "reboot_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
+    "blackout_ns": (0, MAX_BLACKOUT_NS), "seed": _limits(_SEED), "reboot_ns": _limits(param(ANY, "reboot_ns"), True),
 }
 
 
@@ -178,7 +203,7 @@ class ImpairmentsMixin(BaseModel):
     reorder: float = 0.0
     corrupt: float = 0.0
     blackout_ns: tuple[int, int] | None = None  # (start, length)
-    seed: int = Field(default=1, ge=0, le=2**32 - 1)
+    seed: int = Field(default=_SEED.default, ge=_SEED.lo, le=_SEED.hi)
     reboot_ns: int = 0      # a reset (host command) takes the device down this long; 0: no reset
 
     @field_validator("loss", "dup", "reorder", "corrupt")
@@ -211,7 +236,7 @@ class ImpairmentsMixin(BaseModel):
         if self.blackout_ns is not None:
             args += ["--dut-param", f"blackout_start_ns={self.blackout_ns[0]}",
                      "--dut-param", f"blackout_len_ns={self.blackout_ns[1]}"]
-        if self.seed != 1:
+        if self.seed != _SEED.default:
             args += ["--dut-param", f"seed={self.seed}"]
         if self.reboot_ns:
             args += ["--dut-param", f"reboot_ns={self.reboot_ns}"]
@@ -224,7 +249,7 @@ class ImpairmentsMixin(BaseModel):
                 d[name] = getattr(self, name)
         if self.blackout_ns is not None:
             d["blackout_start_ns"], d["blackout_len_ns"] = self.blackout_ns
-        if self.seed != 1:
+        if self.seed != _SEED.default:
             d["seed"] = self.seed
         return ({"impairments": d} if d else {}) | ({"reboot_ns": self.reboot_ns} if self.reboot_ns else {})
 
@@ -233,13 +258,13 @@ class LoopbackSpec(ImpairmentsMixin, DutSpec):
     """A cable: every byte arrives exactly ``delay_ns`` later; nothing is lost."""
 
     model: Literal["loopback"] = "loopback"
-    delay_ns: int = 40
+    delay_ns: int = param("loopback", "delay_ns").default
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "delay": ("delay_ns", "time", "a time 0ns..1ms, multiple of 8ns (e.g. 40ns, 2us)"),
+        "delay": ("delay_ns", "time", _time_text(param("loopback", "delay_ns"), "40ns, 2us")),
         **IMPAIR_PARAMS,
     }
-    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {"delay_ns": (0, 1_000_000), **IMPAIR_LIMITS}
+    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {"delay_ns": _limits(param("loopback", "delay_ns")), **IMPAIR_LIMITS}
 
     @field_validator("delay_ns")
     @classmethod
@@ -260,31 +285,31 @@ class RouterSpec(ImpairmentsMixin, DutSpec):
     frames/s, then a fixed ``latency_ns``, then the output at line rate."""
 
     model: Literal["router"] = "router"
-    rate: int = Field(default=1_000_000, ge=1, le=CLK_HZ)
-    queue: int = Field(default=256, ge=1, le=65536)
-    latency_ns: int = 10_000
-    jitter_ns: int = 0
-    collapse: int = Field(default=0, ge=0, le=CLK_HZ)
-    recover_ns: int = 0
+    rate: int = _ranged(param("router", "rate"))
+    queue: int = _ranged(param("router", "queue"))
+    latency_ns: int = param("router", "latency_ns").default
+    jitter_ns: int = param("router", "jitter_ns").default
+    collapse: int = _ranged(param("router", "collapse"))
+    recover_ns: int = param("router", "recover_ns").default
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "rate": ("rate", "rate",
                  f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, e.g. 400k, 1.2M)"),
-        "queue": ("queue", "int", "an integer 1..65536"),
-        "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 10us)"),
-        "jitter": ("jitter_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
+        "queue": ("queue", "int", _int_text(param("router", "queue"))),
+        "latency": ("latency_ns", "time", _time_text(param("router", "latency_ns"), "10us")),
+        "jitter": ("jitter_ns", "time", _time_text(param("router", "jitter_ns"), "2us")),
         "collapse": ("collapse", "rate", "a service rate in frames/s below rate, used after an overload "
                                           "(e.g. 20k); needs recover"),
-        "recover": ("recover_ns", "time", "a time 8ns..3600s, multiple of 8ns (e.g. 2s)"),
+        "recover": ("recover_ns", "time", _time_text(param("router", "recover_ns"), "2s", lo=NS_PER_CYCLE)),
         **IMPAIR_PARAMS,
     }
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
-        "rate": (1, CLK_HZ),
-        "queue": (1, 65536),
-        "latency_ns": (0, 1_000_000_000),
-        "jitter_ns": (0, 1_000_000_000),
-        "collapse": (1, CLK_HZ),
-        "recover_ns": (NS_PER_CYCLE, MAX_BLACKOUT_NS),
+        "rate": _limits(param("router", "rate")),
+        "queue": _limits(param("router", "queue")),
+        "latency_ns": _limits(param("router", "latency_ns")),
+        "jitter_ns": _limits(param("router", "jitter_ns")),
+        "collapse": _limits(param("router", "collapse"), True),
+        "recover_ns": _limits(param("router", "recover_ns"), True),
         **IMPAIR_LIMITS,
     }
 
@@ -344,30 +369,31 @@ class SwitchSpec(ImpairmentsMixin, DutSpec):
     forwarding (0: wire speed)."""
 
     model: Literal["switch"] = "switch"
-    latency_ns: int = 2_000
-    queue: int = Field(default=256, ge=1, le=65536)
-    table: int = Field(default=8192, ge=1, le=MAX_SWITCH_TABLE)
-    aging_ns: int = 300 * 10**9
-    rate: int = Field(default=0, ge=0, le=CLK_HZ)  # 0: wire speed
-    learning: int = Field(default=1, ge=0, le=1)
+    latency_ns: int = param("switch", "latency_ns").default
+    queue: int = _ranged(param("switch", "queue"))
+    table: int = _ranged(param("switch", "table"))
+    aging_ns: int = param("switch", "aging_ns").default
+    rate: int = _ranged(param("switch", "rate"))  # 0: wire speed
+    learning: int = _ranged(param("switch", "learning"))
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
-        "latency": ("latency_ns", "time", "a time 0ns..1s, multiple of 8ns (e.g. 2us)"),
-        "queue": ("queue", "int", "an integer 1..65536"),
-        "table": ("table", "int", f"an integer 1..{MAX_SWITCH_TABLE}"),
-        "aging": ("aging_ns", "time", "a time 0s..1000000s, multiple of 8ns, 0s: never (e.g. 300s)"),
+        "latency": ("latency_ns", "time", _time_text(param("switch", "latency_ns"), "2us")),
+        "queue": ("queue", "int", _int_text(param("switch", "queue"))),
+        "table": ("table", "int", _int_text(param("switch", "table"))),
+        "aging": ("aging_ns", "time", f"a time 0s..{format_time(MAX_SWITCH_AGING_NS)}, multiple of "
+                                      f"{NS_PER_CYCLE}ns, 0s: never (e.g. 300s)"),
         "rate": ("rate", "rate", f"an integer number of frames/s 1..{CLK_HZ} (k and M suffixes allowed, "
                                  "e.g. 400k, 1.2M)"),
         "learning": ("learning", "int", "0 or 1"),
         **IMPAIR_PARAMS,
     }
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
-        "latency_ns": (0, 1_000_000_000),
-        "queue": (1, 65536),
-        "table": (1, MAX_SWITCH_TABLE),
-        "aging_ns": (0, MAX_SWITCH_AGING_NS),
-        "rate": (1, CLK_HZ),
-        "learning": (0, 1),
+        "latency_ns": _limits(param("switch", "latency_ns")),
+        "queue": _limits(param("switch", "queue")),
+        "table": _limits(param("switch", "table")),
+        "aging_ns": _limits(param("switch", "aging_ns")),
+        "rate": _limits(param("switch", "rate"), True),
+        "learning": _limits(param("switch", "learning")),
         **IMPAIR_LIMITS,
     }
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"rate", "learning"})

@@ -19,30 +19,31 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
     DutParams p(model, kv);
     std::unique_ptr<DutModel> dut;
     ImpairParams imp;
+    namespace P = dut_param;
     auto impairments = [&]() {
-        constexpr uint64_t kPpb = 1000000000ULL;
-        constexpr uint64_t kMaxTimeNs = 3600ULL * 1000000000ULL;  // one hour
-        imp.loss_ppb = p.get_uint("loss_ppb", 0, 0, kPpb);
-        imp.dup_ppb = p.get_uint("dup_ppb", 0, 0, kPpb);
-        imp.reorder_ppb = p.get_uint("reorder_ppb", 0, 0, kPpb);
-        imp.corrupt_ppb = p.get_uint("corrupt_ppb", 0, 0, kPpb);
-        imp.blackout_start_ns = p.get_uint("blackout_start_ns", 0, 0, kMaxTimeNs, kNsPerCycle);
-        imp.blackout_len_ns = p.get_uint("blackout_len_ns", 0, 0, kMaxTimeNs, kNsPerCycle);
-        imp.seed = p.get_uint("seed", 1, 0, 0xFFFFFFFFULL);
+        imp.loss_ppb = p.get(P::kAnyLossPpb);
+        imp.dup_ppb = p.get(P::kAnyDupPpb);
+        imp.reorder_ppb = p.get(P::kAnyReorderPpb);
+        imp.corrupt_ppb = p.get(P::kAnyCorruptPpb);
+        imp.blackout_start_ns = p.get(P::kAnyBlackoutStartNs);
+        imp.blackout_len_ns = p.get(P::kAnyBlackoutLenNs);
+        imp.seed = p.get(P::kAnySeed);
     };
     ResetStage::Factory base;
     if (model == "loopback") {
-        uint64_t delay_ns = p.get_uint("delay_ns", 40, 0, 1000000, kNsPerCycle);
+        uint64_t delay_ns = p.get(P::kLoopbackDelayNs);
         impairments();
         base = [=]() -> std::unique_ptr<DutModel> { return std::make_unique<LoopbackModel>(delay_ns); };
     } else if (model == "router") {
-        uint64_t rate = p.get_uint("rate", 1000000, 1, kClockHz);
-        uint64_t queue = p.get_uint("queue", 256, 1, 65536);
-        uint64_t latency_ns = p.get_uint("latency_ns", 10000, 0, 1000000000, kNsPerCycle);
-        uint64_t max_frame = p.get_uint("max_frame", 16384, 64, 65536);
-        uint64_t jitter_ns = p.get_uint("jitter_ns", 0, 0, 1000000000, kNsPerCycle);
-        uint64_t collapse = p.get_uint("collapse", 0, 0, rate);
-        uint64_t recover_ns = p.get_uint("recover_ns", 0, 0, 3600ULL * 1000000000ULL, kNsPerCycle);
+        uint64_t rate = p.get(P::kRouterRate);
+        uint64_t queue = p.get(P::kRouterQueue);
+        uint64_t latency_ns = p.get(P::kRouterLatencyNs);
+        uint64_t max_frame = p.get(P::kRouterMaxFrame);
+        uint64_t jitter_ns = p.get(P::kRouterJitterNs);
+        // the collapsed service rate is below the normal one
+        const P::Spec& c = P::kRouterCollapse;
+        uint64_t collapse = p.get_uint(c.key, c.def, c.min, rate < c.max ? rate : c.max, c.multiple_of);
+        uint64_t recover_ns = p.get(P::kRouterRecoverNs);
         impairments();
         uint64_t seed = imp.seed;
         base = [=]() -> std::unique_ptr<DutModel> {
@@ -50,13 +51,13 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
                                                  direction, collapse, recover_ns);
         };
     } else if (model == "switch") {
-        uint64_t latency_ns = p.get_uint("latency_ns", 2000, 0, 1000000000, kNsPerCycle);
-        uint64_t queue = p.get_uint("queue", 256, 1, 65536);
-        uint64_t table = p.get_uint("table", 8192, 1, 1048576);
-        uint64_t aging_ns = p.get_uint("aging_ns", 300000000000ULL, 0, 1000000ULL * 1000000000ULL, kNsPerCycle);
-        uint64_t learning = p.get_uint("learning", 1, 0, 1);
-        uint64_t rate = p.get_uint("rate", 0, 0, kClockHz);  // 0: wire speed
-        uint64_t max_frame = p.get_uint("max_frame", 16384, 64, 65536);
+        uint64_t latency_ns = p.get(P::kSwitchLatencyNs);
+        uint64_t queue = p.get(P::kSwitchQueue);
+        uint64_t table = p.get(P::kSwitchTable);
+        uint64_t aging_ns = p.get(P::kSwitchAgingNs);
+        uint64_t learning = p.get(P::kSwitchLearning);
+        uint64_t rate = p.get(P::kSwitchRate);  // 0: wire speed
+        uint64_t max_frame = p.get(P::kSwitchMaxFrame);
         impairments();
         // both directions share one fabric (MAC table); a reset rebuilds the models, which
         // empties the table
@@ -68,7 +69,7 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
         throw std::invalid_argument("dut '" + model + "': unknown model, known models: " +
                                     known_dut_models());
     }
-    uint64_t reboot_ns = p.get_uint("reboot_ns", 0, 0, 3600ULL * 1000000000ULL, kNsPerCycle);
+    uint64_t reboot_ns = p.get(P::kAnyRebootNs);
     p.finish();
     // a reset replaces the model inside; the impairments outside it go on undisturbed
     dut = reboot_ns ? std::make_unique<ResetStage>(base, reboot_ns) : base();

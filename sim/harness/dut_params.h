@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "dut_param_table.h"
+
 namespace ws {
 
 class DutParams {
@@ -17,6 +19,9 @@ public:
     // Throws std::invalid_argument, e.g. "dut router: queue must be an integer 1..65536, got 'x'".
     uint64_t get_uint(const std::string& key, uint64_t def, uint64_t min, uint64_t max,
                       uint64_t multiple_of = 1);
+
+    // The parameter of the table (sim/dut_params.py): its default, range and step.
+    uint64_t get(const dut_param::Spec& s) { return get_uint(s.key, s.def, s.min, s.max, s.multiple_of); }
 
     // Throws std::invalid_argument if a parameter was given that no get_*() asked for, or a
     // parameter was given twice.

@@ -80,18 +80,16 @@ Options parse_args(int argc, char** argv) {
             o.max_cycles = parse_u64(arg, value(), UINT64_MAX / 2);
         } else if (arg == "--help" || arg == "-h") {
             std::printf(
-                "usage: wirespeed-sim [--udp-port N] [--dut loopback|router] "
+                "usage: wirespeed-sim [--udp-port N] [--dut %s] "
                 "[--dut-param KEY=VALUE]... [--max-cycles N]\n"
-                "  loopback: delay_ns (multiple of 8, 0..1000000, default 40)\n"
-                "  router:   rate (frames/s, 1..125000000, default 1000000), "
-                "queue (frames, 1..65536, default 256),\n"
-                "            latency_ns (multiple of 8, 0..1000000000, default 10000), "
-                "max_frame (bytes, 64..65536, default 16384),\n"
-                "            jitter_ns (multiple of 8, 0..1000000000, default 0)\n"
-                "  both:     loss_ppb, dup_ppb, reorder_ppb, corrupt_ppb (parts per 10^9, "
-                "0..1000000000, default 0),\n"
-                "            blackout_start_ns, blackout_len_ns (multiples of 8, default 0), "
-                "seed (0..4294967295, default 1)\n");
+                "DUT parameters (times in ns, probabilities in parts per 10^9):\n",
+                ws::known_dut_models());
+            for (const auto& e : ws::dut_param::kTable) {
+                std::printf("  %-8s %-18s %" PRIu64 "..%" PRIu64, e.model, e.spec->key, e.spec->min,
+                            e.spec->max);
+                if (e.spec->multiple_of > 1) std::printf(", multiple of %" PRIu64, e.spec->multiple_of);
+                std::printf(", default %" PRIu64 "\n", e.spec->def);
+            }
             std::exit(0);
         } else {
             usage_error("unknown argument '" + arg +

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wirespeed.sim.build import HARNESS_DIR, gateware_defines
+from wirespeed.sim.build import HARNESS_DIR, gateware_defines, write_generated_headers
 
 TESTS_DIR = Path(__file__).resolve().parent
 SANITIZE = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -19,7 +19,9 @@ def compile_cxx(out: Path, sources: list[Path], flags: list[str] = SANITIZE) -> 
     """Compile a C++ test driver against the harness sources; fail the test on errors."""
     cxx = shutil.which("g++")
     assert cxx, "g++ is needed to build the C++ test drivers"
+    generated = write_generated_headers(out.parent / "generated")
     cmd = [cxx, "-std=gnu++17", "-Wall", "-Wextra", "-Werror", *flags, *gateware_defines().split(), f"-I{HARNESS_DIR}",
+           f"-I{generated}",
            *map(str, sources), "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"compile failed: {' '.join(cmd)}\n{r.stderr[-4000:]}"
