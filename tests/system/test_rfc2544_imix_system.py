@@ -81,7 +81,8 @@ def test_imix_throughput_frame_loss_and_back_to_back(tmp_path, capsys):
     got = result["throughput_fps"]
     assert threshold - line / 100 - 1_500 <= got <= threshold, (got, threshold)
     best = result["best"]
-    assert best["flows"][0]["spec"]["imix"] == MIX
+    # the flow's stream (results format 2: a StreamSpec) sends the mix, by its label
+    assert best["flows"][0]["spec"]["size"]["label"] == MIX
     # the frames sent are the mix: bytes = whole passes of the genome (and a part)
     seq = sizes.sizes_of(MIX)
     sent = best["counters"]["0"]["tx_frames"]
