@@ -110,11 +110,12 @@ def test_a_missing_include_is_one_line_before_any_build(design):
 
 def test_the_command_line_takes_several_files_include_folders_and_lists(capsys, design, monkeypatch):
     from wirespeed import cli
+    from wirespeed.cli import rfc2544
 
-    monkeypatch.setattr(cli, "_claimed", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(rfc2544, "_claimed", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     seen = []
-    real = cli._sim_dut_spec
-    monkeypatch.setattr(cli, "_sim_dut_spec", lambda dut: seen.append(real(dut)) or seen[-1])
+    real = rfc2544.sim_dut_spec
+    monkeypatch.setattr(rfc2544, "sim_dut_spec", lambda dut: seen.append(real(dut)) or seen[-1])
     code = cli.main(["rfc2544", "--dut-rtl", str(design / "pipe_line.v"), "--dut-rtl", str(design / "pipe_dut.v"),
                      "--dut-rtl-include", str(design / "include"), "--out", "unused"])
     assert code == 130 and seen[0].top == "pipe_dut" and len(seen[0].describe()["files"]) == 3

@@ -113,5 +113,7 @@ def test_bidirectional_many_flows_throughput_per_direction(tmp_path):
     for port in ("0", "1"):
         assert best["counters"][port]["tx_frames"] == best["counters"][port]["rx_frames"] > 0
     specs = [flow["spec"] for flow in best["flows"]]
-    assert [(s["sources"], s["destinations"]) for s in specs] == [(10, 4), (10, 4)]
+    # results format 2: a flow is its StreamSpec, its 10 x 4 IPv4 flows the address walks
+    walks = [[(m["field"], m["mode"], m["count"]) for m in s["modifiers"]] for s in specs]
+    assert walks == [[("src_ip", "increment", 10), ("dst_ip", "increment", 4)]] * 2
     assert any("bidirectional" in n for n in record["notes"]) and any("40 IPv4 flows" in n for n in record["notes"])
