@@ -128,7 +128,7 @@ def fixture_binary(tmp_path_factory) -> Path:
         assert len(calls) == 1
         # only the binary, its manifest (SHA-256), the Verilog and the log stay in the cache
         assert {p.name for p in results[0].parent.iterdir()} == {
-            "build.log", build.BINARY_NAME, build.MANIFEST_NAME, "verilog"}
+            "build.log", build.BINARY_NAME, build.MANIFEST_NAME, "verilog", "generated"}
         assert not [p for p in (cache / "sim").iterdir() if p.name.startswith(".")]
     return results[0]
 

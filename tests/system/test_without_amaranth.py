@@ -40,5 +40,6 @@ def test_a_throughput_run_on_a_prebuilt_simulation_imports_no_amaranth(tmp_path)
     with open(out / "Throughput.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["frame_size_B"] for r in rows] == ["64"]
-    # the router model serves 400,000 frames/s: the search finds it within its resolution
-    assert 380_000 <= float(rows[0]["offered_fps"]) <= 400_000
+    # the router model serves 400,000 frames/s and queues 256 frames, which a short trial passes
+    # on top (the README's run of the same DUT gives 424,854.6 frames/s at 64 bytes)
+    assert 400_000 <= float(rows[0]["offered_fps"]) <= 426_000
