@@ -232,6 +232,7 @@ def test_snapshot_and_clear_at_every_phase():
 # --- end to end: generator (rate phase switch) -> lossy link -> analyzer -> stats -> gaps ----
 
 
+@pytest.mark.slow
 def test_end_to_end_outage_through_analyzer():
     """Stream 0 until phase_at, stream 1 from phase_at (the RFC 2544 26.5 shape) through a
     link that drops the frames sent around the switch (an outage): the gap ends at the first

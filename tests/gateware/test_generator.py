@@ -65,11 +65,13 @@ def test_ipv4_sizes_and_backpressure(size, ready):
     check_frames(*run_program(program, count=3, ready=ready))
 
 
+@pytest.mark.slow
 def test_jumbo():
     program = PortProgram(streams=(StreamSpec(size="9018"),), rate_pct=100)
     check_frames(*run_program(program, count=2, ready="random50"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ready", ["none", "random50"])
 def test_vlan_ipv6_and_size_modes(ready):
     streams = (
@@ -110,6 +112,7 @@ def test_duration_mode_ignores_the_count_register():
     check_frames(frames, info, want)
 
 
+@pytest.mark.slow
 def test_sixteen_streams_order_and_due_times():
     """16 streams at different rates: frames leave in due-time order, each at its due time
     when the line is free (the launch cycle of each frame is checked)."""
@@ -237,6 +240,7 @@ def test_phase_switch_duration(phase_at):
     assert info["tx_frames"] == sum(per_stream)
 
 
+@pytest.mark.slow
 def test_phase_switch_count_mode_and_backpressure():
     """Count mode: the phase 1 stream stops at phase_at, the phase 2 stream sends the rest
     of the count; the frames are the model's under backpressure."""

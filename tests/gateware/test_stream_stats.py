@@ -293,6 +293,7 @@ def test_stale_frames_after_clear_are_not_negative_loss():
     assert (e["duplicate"], e["late"], e["lost"], e["out_of_order"], e["in_order"]) == (2, 1, 0, 1, 2)
 
 
+@pytest.mark.slow
 def test_snapshot_consistent_under_load():
     """Snapshots at every phase of the update pipeline while events hit a few entries at
     the highest rate, during the sweep and while the host reads the shadow."""

@@ -268,6 +268,7 @@ def test_build_that_meets_timing(fake_tools, monkeypatch):
     assert wb.find_bitstream(COLORLIGHT, None, out) == out / "wirespeed.bit"
 
 
+@pytest.mark.slow
 def test_build_variant_uses_its_preset_and_its_seed(fake_tools, monkeypatch):
     """--variant learning: the Colorlight's other preset (here a small stand-in with the
     responder), elaborated, with the variant's recorded seed and the board's options."""
@@ -309,6 +310,7 @@ def test_build_that_does_not_fit_stops_nextpnr_early(fake_tools, monkeypatch):
         wb.build(COLORLIGHT, out=fake_tools / "out", config=_small_config())
 
 
+@pytest.mark.slow
 def test_cli_build_timing_failure_is_one_line_exit_1(fake_tools, capsys, monkeypatch):
     monkeypatch.setattr("wirespeed.gateware.board_top._tester_config", lambda board: _small_config())
     code, out, err = run(capsys, "build", "--board", COLORLIGHT, "--out", str(fake_tools / "o"), "--seed", "2")

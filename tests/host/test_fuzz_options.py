@@ -16,6 +16,7 @@ import io
 import sys
 import time
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -171,6 +172,7 @@ def _toml(value) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+@pytest.mark.slow
 def test_no_input_makes_a_traceback(tmp_path, monkeypatch, capsys):
     """Every command, 2,500 generated inputs: exit 0 (or the work reached) or exit 2 with one
     line on stderr; none raises out of main()."""
