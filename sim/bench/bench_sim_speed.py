@@ -1,0 +1,111 @@
+"""Benchmark: simulated clock cycles per wall second of the Verilated tester, built from the
+two forms of its Verilog side by side: Amaranth's own (one module per component, what the
+cocotb benches use) and the flattened, optimised netlist the simulation is built from
+(``wirespeed.sim.netlist``).
+
+    python sim/bench/bench_sim_speed.py [--rounds 3] [--trial-ms 5]
+
+Both binaries come from this tree and are cached like any build (the first run builds the
+Amaranth form once; its build time is printed with the netlist form's). Each round measures,
+for each form in turn: idle (3 wall seconds, no traffic, the host reading the cycle counter
+only), then a bidirectional trial at 100 % of line rate through the loopback DUT with 64-byte
+and with 1518-byte frames. A trial's figure is its simulated cycles over the wall time of
+:meth:`Device.run_trial` (host polling included). The table shows the median of the rounds
+and the netlist form's speed-up; both forms must send and receive the same frames.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import statistics
+import time
+from pathlib import Path
+
+from wirespeed.ethernet import line_rate_fps
+from wirespeed.gateware.top import build_register_map
+from wirespeed.host.device import Device
+from wirespeed.sim.build import MANIFEST_NAME, ensure_binary, ensure_harness, harness_key
+from wirespeed.sim.dut import parse_dut
+from wirespeed.sim.launcher import SimProcess
+from wirespeed.traffic import Flow, flow_stream
+from wirespeed.transport import EtherboneTransport
+
+SIZES = (64, 1518)
+IDLE_S = 3.0
+
+
+def amaranth_form() -> Path:
+    """The tester built from Amaranth's own Verilog (cached under a key of its own)."""
+    from wirespeed.gateware.build import write_sim_sources
+
+    key = hashlib.sha256(f"{harness_key()}\0form\0amaranth".encode()).hexdigest()[:32]
+    return ensure_binary(key, lambda outdir: list(write_sim_sources(outdir)))
+
+
+def build_seconds(binary: Path) -> float | None:
+    try:
+        return json.loads((binary.parent / MANIFEST_NAME).read_text())["build_seconds"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def measure(binary: Path, trial_ns: int) -> tuple[dict[str, float], list]:
+    """Cycles per wall second idle and per trial, and each trial's received frames."""
+    speeds, frames = {}, []
+    with contextlib.ExitStack() as stack:
+        sim = stack.enter_context(SimProcess(parse_dut("loopback:delay=40ns"), binary=binary))
+        transport = stack.enter_context(contextlib.closing(EtherboneTransport(sim.host, sim.port)))
+        dev = Device(transport, build_register_map())
+        dev.connect()
+        w0, s0 = time.perf_counter(), dev.now_ns()
+        time.sleep(IDLE_S)
+        w1, s1 = time.perf_counter(), dev.now_ns()
+        speeds["idle"] = (s1 - s0) / 8 / (w1 - w0)
+        for size in SIZES:
+            flows = [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, size)) for tx in (0, 1)]
+            w0 = time.perf_counter()
+            r = dev.run_trial(flows, line_rate_fps(size), trial_ns, 100_000)
+            speeds[f"{size} B"] = (trial_ns + 100_000) / 8 / (time.perf_counter() - w0)
+            frames.append((size, sorted((port, c.rx_frames) for port, c in r.counters.items()), r.lost_frames))
+    return speeds, frames
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per form (default 3)")
+    ap.add_argument("--trial-ms", type=float, default=5.0, help="simulated trial length (default 5)")
+    args = ap.parse_args()
+    trial_ns = int(args.trial_ms * 1e6)
+
+    forms = {"amaranth": amaranth_form(), "netlist": ensure_harness()}
+    for name, binary in forms.items():
+        seconds = build_seconds(binary)
+        print(f"{name:9} {binary}  (built in {seconds:.0f} s)" if seconds else f"{name:9} {binary}")
+
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in forms}
+    seen: dict[str, list] = {}
+    for _ in range(args.rounds):
+        for name, binary in forms.items():
+            speeds, frames = measure(binary, trial_ns)
+            runs[name].append(speeds)
+            if seen.setdefault(name, frames) != frames:
+                raise SystemExit(f"{name}: a round received other frames than the first: {frames}")
+    if seen["amaranth"] != seen["netlist"]:
+        raise SystemExit(f"the forms received different frames: {seen}")
+
+    columns = list(runs["netlist"][0])
+    print(f"\nMcycles per wall second, median of {args.rounds} rounds "
+          f"(trials: both directions at line rate, {args.trial_ms:g} ms)")
+    print(f"{'form':9}" + "".join(f"{c:>10}" for c in columns))
+    med = {name: {c: statistics.median(r[c] for r in rs) for c in columns} for name, rs in runs.items()}
+    for name in forms:
+        print(f"{name:9}" + "".join(f"{med[name][c] / 1e6:10.3f}" for c in columns))
+    print(f"{'speed-up':9}" + "".join(f"{med['netlist'][c] / med['amaranth'][c]:9.2f}x" for c in columns))
+    print("frames received per trial (size, (port, frames), lost):", seen["netlist"])
+
+
+if __name__ == "__main__":
+    main()

