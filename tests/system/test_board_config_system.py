@@ -140,10 +140,11 @@ V_HOOK = ('{python} -c "import sys; from wirespeed.transport import open_target;
 
 @pytest.mark.parametrize("binary, learning", BUILDS)
 def test_board_build_runs_recovery_and_reset(binary, learning, request, tmp_path, capsys):
-    # 4 ms trials: the hook (a new Python process) resets the DUT a few hundred microseconds
-    # of simulated time after the quarter of the trial it is started at
+    # The hook (a new Python process) resets the DUT some wall time after the reset point, a
+    # quarter into the trial; on a loaded machine that is a few ms of simulated time, and the
+    # 1 ms reboot must end within the trial.
     record = _board_run(request.getfixturevalue(binary), V_RECOVERING, tmp_path, capsys,
-                        "--tests", "throughput,system-recovery,reset", "--trial-duration", "4ms",
+                        "--tests", "throughput,system-recovery,reset", "--trial-duration", "10ms",
                         "--overload", "4ms", "--recovery", "4ms", "--recovery-trials", "1", "--reset-trials", "1",
                         reset_hook=True, learning=learning)
     (result,) = results(record, "system-recovery")

@@ -52,7 +52,8 @@ class ResetConfig(PortPairConfig):
 class ResetTrial(BaseModel):
     rate_fps: float
     reset_ns: int | None = Field(description="RFC 6201 timestamp method: the longest interval between two "
-                                             "consecutive frames received (None: fewer than two frames)")
+                                             "consecutive frames received (None: fewer than two frames, or no "
+                                             "reset seen: no frame lost and no interval over two frame periods)")
     last_before_ns: int | None = Field(description="receive time of the last frame before the reset")
     first_after_ns: int | None = Field(description="receive time of the first frame after the reset")
     frames_lost: int
@@ -81,7 +82,10 @@ def reset_of(trial: TrialResult, trigger: str) -> ResetTrial:
     flow = trial.flows[0]
     rx = trial.counters[flow.rx_port]
     lost = max(0, trial.lost_frames)
-    has_gap = rx.rx_frames >= 2 and rx.gap_max > 0
+    # Without a lost frame or a long interval the DUT was not reset within the trial (a hook
+    # that returned late, or did nothing): the longest interval is then the frame spacing.
+    seen = lost > 0 or rx.gap_max > 2 * NS_PER_S / trial.offered_fps
+    has_gap = rx.rx_frames >= 2 and rx.gap_max > 0 and seen
     return ResetTrial(rate_fps=trial.offered_fps, reset_ns=rx.gap_max if has_gap else None,
                       last_before_ns=rx.gap_end_rx - rx.gap_max if has_gap else None,
                       first_after_ns=rx.gap_end_rx if has_gap else None, frames_lost=lost,
@@ -160,8 +164,11 @@ def run_reset(tester: Any, config: ResetConfig, reset: Callable[[], None], throu
 
 
 def _trial_line(rep: int, result: ResetTrial) -> str:
-    gap = "-" if result.reset_ns is None else f"{result.reset_ns / 1e3:,.3f}"
-    return (f"{size_points.text(result.trial.frame_size):>7}  reset rep {rep:>2}  reset time {gap} µs (timestamps), "
+    if result.reset_ns is not None:
+        gap = f"{result.reset_ns / 1e3:,.3f} µs"
+    else:
+        gap = "none seen (was the DUT reset within the trial?)" if result.frames_lost == 0 else "-"
+    return (f"{size_points.text(result.trial.frame_size):>7}  reset rep {rep:>2}  reset time {gap} (timestamps), "
             f"{result.loss_reset_ns / 1e3:,.3f} µs (frame loss, {result.frames_lost:,} lost)")
 
 
