@@ -223,11 +223,13 @@ def write_generated_headers(folder: Path) -> Path:
 
 
 def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
-                  top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None) -> Path:
+                  top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None,
+                  cflags: str = "") -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
 
     ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness) build another top with its
-    own C++ driver (e.g. the UART management bridge test, tests/sim/).
+    own C++ driver (e.g. the UART management bridge test, tests/sim/). ``cflags``: more
+    compiler flags (``-g`` for a profile; not part of any cache key).
 
     Returns the path of the executable (``out_dir/wirespeed-sim``); leaves the object files
     in ``out_dir/obj_dir`` and the compiler output in ``out_dir/build.log``. Raises
@@ -248,7 +250,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
-        "-CFLAGS", f"-I{HARNESS_DIR} -I{generated} {CXX_FLAGS} {gateware_defines()}",
+        "-CFLAGS", f"-I{HARNESS_DIR} -I{generated} {CXX_FLAGS} {gateware_defines()} {cflags}".rstrip(),
         "-MAKEFLAGS", MAKE_FLAGS,
         *[str(Path(v).resolve()) for v in verilog],
         *cpp,
