@@ -1,7 +1,7 @@
 """Fixtures for host tests: the tester's register map and a tiny Etherbone server."""
 
 import pytest
-from ebserver import EtherboneServer
+from ebserver import EtherboneServer, serve_identity
 
 from wirespeed.gateware.config import SIM
 from wirespeed.gateware.regmap import MAGIC
@@ -35,3 +35,18 @@ def device(fake, regmap):
 def eb_server():
     with EtherboneServer() as server:
         yield server
+
+
+@pytest.fixture
+def server(regmap):
+    """An Etherbone register file that identifies as a tester with this map (no frame ever
+    arrives: every trial loses all its frames)."""
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        yield server
+
+
+@pytest.fixture
+def own_lock_dir(tmp_path, monkeypatch):
+    """The run and tester locks in this test's own folder."""
+    monkeypatch.setenv("WIRESPEED_LOCK_DIR", str(tmp_path / "locks"))

@@ -65,13 +65,6 @@ class Counting:
         self.trials, self.learns, self.interrupt_at = [], 0, None
 
 
-@pytest.fixture
-def server(regmap):
-    with EtherboneServer() as server:
-        serve_identity(server, regmap)
-        yield server
-
-
 def jsonl(path):
     return [json.loads(line) for line in (path / "trials.jsonl").read_text().splitlines()]
 

@@ -14,21 +14,13 @@ import subprocess
 import sys
 
 import pytest
-from ebserver import EtherboneServer, serve_identity
+from clirun import FAST, run
 from records import names
 
 from wirespeed import locks
-from wirespeed.cli import main
 from wirespeed.locks import Holder, Lock, results_lock
 
-FAST = ["--sizes", "64", "--trial-duration", "2us", "--wait", "1us", "--resolution", "10", "--settle", "1us",
-        "--dut", "a cable"]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+pytestmark = pytest.mark.usefixtures("own_lock_dir")
 
 
 def one_line(err, field):
@@ -36,18 +28,6 @@ def one_line(err, field):
     assert len(lines) == 1, err
     assert lines[0].startswith(f"wirespeed: error: {field}: "), lines[0]
     return lines[0]
-
-
-@pytest.fixture
-def server(regmap):
-    with EtherboneServer() as server:
-        serve_identity(server, regmap)
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def own_lock_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("WIRESPEED_LOCK_DIR", str(tmp_path / "locks"))
 
 
 def test_out_holding_a_complete_run_is_refused_and_kept(capsys, server, tmp_path):
