@@ -449,6 +449,22 @@ def _header_rows(record: RunRecord) -> list[tuple[str, object]]:
     return rows
 
 
+def _verdicts_html(record: RunRecord) -> str:
+    """The run's expectations (--expect) and their verdicts, if it had any."""
+    from .rfc2544.expect import format_value, verdicts_of
+
+    verdicts = verdicts_of(record)
+    if not verdicts:
+        return ""
+    missed = sum(not v.passed for v in verdicts)
+    head = "".join(f"<th>{c}</th>" for c in ("expectation", "frame size", "measured", "verdict"))
+    cells = {True: "<td>pass</td>", False: '<td class="warn">FAIL</td>'}
+    body = "".join(f"<tr><td>{_e(v.expectation)}</td><td>{_e(sizes.text(v.frame_size))}</td>"
+                   f"<td>{_e(format_value(v.value, v.unit))}</td>{cells[v.passed]}</tr>" for v in verdicts)
+    summary = f"{missed} of {len(verdicts)} failed" if missed else f"all {len(verdicts)} passed"
+    return f"<h2>Verdicts <small>({summary})</small></h2><table><tr>{head}</tr>{body}</table>"
+
+
 def render_html(record: RunRecord, tables: dict[str, str], graphs: dict[str, bytes]) -> str:
     """The self-contained report: ``tables`` name -> CSV text, ``graphs`` name -> PNG bytes."""
     parts = [f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -463,6 +479,7 @@ def render_html(record: RunRecord, tables: dict[str, str], graphs: dict[str, byt
     if record.status != "complete":
         parts.append(f'<p class="warn">The run is {_e(record.status)}: the figures below are what was measured '
                      "before it stopped.</p>")
+    parts.append(_verdicts_html(record))
     parts.append("<h2>Tables</h2>")
     for name, text in tables.items():
         if name not in DETAIL_TABLES:

@@ -14,10 +14,11 @@ from .. import sizes as size_points
 from ..results.record import RunRecord
 from ..rfc2544 import events as ev
 from ..rfc2544 import registry
+from ..rfc2544.expect import Verdict, format_value
 from ..units import format_duration
 from .common import err_console
 
-__all__ = ["ProgressView", "summary_tables"]
+__all__ = ["ProgressView", "summary_tables", "verdict_table"]
 
 
 def _learning_line(result: Any) -> str:
@@ -97,3 +98,15 @@ def summary_tables(record: RunRecord) -> list[Table]:
                 table.add_row(*row)
             tables.append(table)
     return tables
+
+
+def verdict_table(verdicts: list[Verdict]) -> Table:
+    """The verdicts of a run's expectations (--expect), one row per expectation and size."""
+    table = Table(title="Verdicts")
+    for column, justify in (("expectation", "left"), ("size", "right"), ("measured", "right"),
+                            ("verdict", "left")):
+        table.add_column(column, justify=justify)      # type: ignore[arg-type]
+    for v in verdicts:
+        table.add_row(v.expectation, size_points.text(v.frame_size), format_value(v.value, v.unit),
+                      "[green]pass[/]" if v.passed else "[red]fail[/]")
+    return table

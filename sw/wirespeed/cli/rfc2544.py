@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..host.tester import RtlDut, describe_dut, sim_dut_spec
 from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
+from ..rfc2544.expect import Verdict, metric_names, parse_expectation, verdicts_of
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
 from ..run import Run, RunFailed, requires
 from ..traffic import PortAddress, check_distinct
@@ -43,12 +45,15 @@ from .common import (
     rtl_dut,
     target_option,
 )
-from .progress import ProgressView, summary_tables
+from .progress import ProgressView, summary_tables, verdict_table
 
 __all__ = ["rfc2544", "RESUME_ALLOWED"]
 
-RESUME_ALLOWED = ("resume", "json_out", "target")     # options that may come with --resume
+RESUME_ALLOWED = ("resume", "json_out", "target", "junit")     # options that may come with --resume
 PANEL_RUN = "Run"
+PANEL_VERDICTS = "Verdicts (for CI)"
+#: the exit code of a run that completed but missed an expectation (--expect)
+EXIT_EXPECTATION = 3
 
 
 def _common(
@@ -118,11 +123,46 @@ def _common(
         metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
                             "parameters (only --json, and --target for a board at a new address, may be given): "
                             "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
+    expect: Annotated[list[str] | None, typer.Option(
+        metavar="METRIC>=VALUE[@SIZES]", rich_help_panel=PANEL_VERDICTS,
+        help="A threshold the results must meet, e.g. throughput_pct>=99@64 (repeatable; OP >=, <=, >, <, ==; "
+             "@SIZES default all): printed as verdicts, recorded, and a miss makes the exit code 3. METRIC: "
+             + ", ".join(metric_names()) + ".")] = None,
+    max_latency: Annotated[Any, typer.Option(
+        parser=parser(parse.positive_duration), metavar="DURATION", rich_help_panel=PANEL_VERDICTS,
+        help="Same as --expect latency_us<=DURATION at every size (RFC 2544 26.2 latency, measured definition).")
+    ] = None,
+    max_loss: Annotated[Any, typer.Option(
+        parser=parser(parse.loss_tolerance), metavar="PCT", rich_help_panel=PANEL_VERDICTS,
+        help="Same as --expect loss_pct<=PCT at every size (frame loss rate at the highest load).")] = None,
+    junit: Annotated[Path | None, typer.Option(
+        metavar="FILE", rich_help_panel=PANEL_VERDICTS,
+        help="Also write the run as JUnit XML: a test case per test and frame size, failed by a missed "
+             "expectation.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="--out may hold an earlier run: it is moved aside, whole, to OUT.replaced-<time> (never "
                         "deleted) and this run starts in an empty OUT.")] = False,
 ) -> None:
     """The run's common options (the template of the command's signature)."""
+
+
+def _expectations(values: dict[str, Any]) -> list[str]:
+    """--expect, --max-latency and --max-loss as expectation texts (InputError naming the option)."""
+    texts = []
+    for text in values["expect"] or []:
+        try:
+            texts.append(parse_expectation(text).text)
+        except ValueError as exc:
+            raise InputError("--expect", str(exc)) from None
+    for flag, value, test, text in (
+            ("--max-latency", values["max_latency"], "throughput", lambda v: f"latency_us<={v / 1000:g}"),
+            ("--max-loss", values["max_loss"], "frame-loss", lambda v: f"loss_pct<={v:g}")):
+        if value is None:
+            continue
+        if test not in values["tests"]:
+            raise InputError(flag, f"checks a figure of the {test} test: add {test} to --tests")
+        texts.append(text(value))
+    return texts
 
 
 def _fault_rates(text: str) -> str:
@@ -164,7 +204,7 @@ def _test_parameters() -> list[inspect.Parameter]:
 
 def rfc2544(ctx: typer.Context, **values: Any) -> None:
     if values["resume"] is not None:
-        return _resume_run(ctx, values["resume"], values["target"], values["json_out"])
+        return _resume_run(ctx, values["resume"], values["target"], values["json_out"], values["junit"])
     target = values["target"]
     dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target,
                   values["dut_rtl_include"] or [], values["dut_rtl_filelist"] or [])
@@ -187,11 +227,13 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
     except ValueError as exc:
         raise InputError("--address", str(exc)) from None
     names = {opt.name for test in registry.all_tests() for opt in test.options}
+    expect = _expectations(values)
     plan = Plan(tests=values["tests"], sizes=values["sizes"], trial_duration_ns=values["trial_duration"],
                 wait_ns=values["wait"], learning=values["learning"], learning_frames=values["learning_frames"],
                 settle_ns=values["settle"], addresses=addresses, bidirectional=values["bidirectional"],
                 sources=values["flows"][0], destinations=values["flows"][1], calibration=values["calibration"],
-                options={name: values[name] for name in names}, target="sim" if target == "sim" else "board")
+                options={name: values[name] for name in names}, target="sim" if target == "sim" else "board",
+                expect=expect)
     try:
         configs = plan.configs()
     except PlanError as exc:
@@ -209,9 +251,10 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
                              requires=requires(configs, plan.learning_config), print_notes=False) as tester:
                 run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
                           config_file=cfg.record() if cfg else None, claimed=claimed)
-                _execute(run, values["json_out"])
+                verdicts = _execute(run, values["json_out"], values["junit"])
             if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
                 _report_after_run(out)
+            _exit_on_missed(verdicts)
         except KeyboardInterrupt:
             err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False,
                               soft_wrap=True)
@@ -282,25 +325,62 @@ def _calibration(plan: Plan, target: str, configs: dict[str, Any]) -> tuple[Cali
         on_status(None)
 
 
-def _execute(run: Run, json_out: bool) -> None:
+def _execute(run: Run, json_out: bool, junit: Path | None = None) -> list[Verdict]:
+    """Run ``run`` with its progress on the console, then its summary (``json_out``: results.json
+    on stdout instead) and its verdicts; ``junit``: also the JUnit XML file. Returns the verdicts
+    (:func:`_exit_on_missed` after the report)."""
     out = run.out
+    started = time.monotonic()
     try:
         with ProgressView() as view:
             record = run.execute(on_event=view)
     except RunFailed as exc:
+        if junit is not None and run.record is not None:
+            _write_junit(junit, run.record, started)
         raise InputError(exc.field, str(exc), exit_code=1) from None
     except PlanError as exc:
         raise as_input_error(exc) from None
+    except KeyboardInterrupt:
+        if junit is not None and run.record is not None:
+            _write_junit(junit, run.record, started)
+        raise
+    verdicts = _write_junit(junit, record, started) if junit is not None else verdicts_of(record)
     if json_out:
         assert out is not None          # the command's runs always have a folder (--out, or the resumed one)
         typer.echo((Path(out) / "results.json").read_text(), nl=False)
-        return
-    for table in summary_tables(record):
-        Console().print(table)
-    url = run.tester.transport.url if run.tester is not None else None
-    err_console.print(control_summary(record.control_path, url), highlight=False, soft_wrap=True)
-    paths = run.writer.paths if run.writer is not None else []
-    err_console.print(f"results: {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
+    else:
+        for table in summary_tables(record):
+            Console().print(table)
+        url = run.tester.transport.url if run.tester is not None else None
+        err_console.print(control_summary(record.control_path, url), highlight=False, soft_wrap=True)
+        paths = run.writer.paths if run.writer is not None else []
+        err_console.print(f"results: {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
+    if verdicts:
+        err_console.print(verdict_table(verdicts))
+    return verdicts
+
+
+def _exit_on_missed(verdicts: list[Verdict]) -> None:
+    """Exit code 3, with one line, when an expectation was missed."""
+    missed = sum(not v.passed for v in verdicts)
+    if missed:
+        err_console.print(f"wirespeed: {missed} of {len(verdicts)} verdicts failed (exit code {EXIT_EXPECTATION})",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_EXPECTATION)
+
+
+def _write_junit(path: Path, record: RunRecord, started: float) -> list[Verdict]:
+    """``path``: the run as JUnit XML (--junit); returns the verdicts. A file that cannot be
+    written is a one-line error after the results are safe."""
+    from ..results.junit import junit_xml
+    from ..safeio import atomic_write_text, describe_os_error
+
+    verdicts = verdicts_of(record)
+    try:
+        atomic_write_text(path, junit_xml(record, verdicts, time.monotonic() - started))
+    except OSError as exc:
+        raise InputError("--junit", f"cannot write {path}: {describe_os_error(exc)}", exit_code=1) from None
+    return verdicts
 
 
 def _report_after_run(out: Path) -> None:
@@ -321,7 +401,7 @@ def _report_after_run(out: Path) -> None:
 # Resuming --------------------------------------------------------------------------------------------
 
 
-def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) -> None:
+def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool, junit: Path | None) -> None:
     """``rfc2544 --resume DIR``: the run recorded in DIR/results.json, continued with its own
     parameters; the sizes each test finished are kept, the others measured (a size left part way
     again from scratch, its earlier trials kept and marked superseded), after the learning
@@ -335,12 +415,13 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool) 
             raise InputError("--resume", f"a resumed run keeps its recorded parameters: only --json and --target "
                                          f"(a board at a new address) may be given with it, not {flag}")
     if not run_dir.is_dir():        # load_run says why; the lock would create the folder
-        return _resume_held(ctx, run_dir, target, json_out, None)
+        return _resume_held(ctx, run_dir, target, json_out, junit, None)
     with _claimed(run_dir, resume=True, field="--resume") as (claimed, _):
-        return _resume_held(ctx, run_dir, target, json_out, claimed)
+        return _resume_held(ctx, run_dir, target, json_out, junit, claimed)
 
 
-def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool, claimed: Any) -> None:
+def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool, junit: Path | None,
+                 claimed: Any) -> None:
     """``_resume_run`` with the results folder held (``claimed``)."""
     from typer._click.core import ParameterSource
 
@@ -371,7 +452,7 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
             f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
     try:
         if not any(left.values()):              # everything was measured: only the status was left
-            _execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out)
+            verdicts = _execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
         else:
             todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
             with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
@@ -383,10 +464,11 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
                 if tester.target != record.target:
                     note += f"; target {tester.target} (was {record.target})"
                     record.target = tester.target
-                _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note, claimed=claimed),
-                         json_out)
+                verdicts = _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note,
+                                               claimed=claimed), json_out, junit)
         if not json_out:
             _report_after_run(run_dir)
+        _exit_on_missed(verdicts)
     except KeyboardInterrupt:
         err_console.print(f"wirespeed: interrupted; results so far are in {run_dir}/", highlight=False,
                           soft_wrap=True)

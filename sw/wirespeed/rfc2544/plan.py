@@ -23,6 +23,7 @@ from ..traffic import PortAddress
 from ..units import format_duration
 from . import registry
 from .common import LearningConfig, PortPairConfig
+from .expect import parse_expectation
 
 __all__ = ["Plan", "PlanError", "COMMON_DEFAULTS", "TargetKind", "resolve_calibration"]
 
@@ -65,6 +66,9 @@ class Plan(BaseModel):
     calibration: str = Field("auto", description="auto, none, or a calibration file")
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="the tests' own options by name (resolution, b2b_trials, ...)")
+    expect: list[str] = Field(default_factory=list,
+                              description="thresholds the results must meet (wirespeed.rfc2544.expect), e.g. "
+                                          "throughput_pct>=99@64")
     target: TargetKind | None = Field(None, description="whose defaults apply: the simulation's or a board's "
                                                        "(None: the tester's, when the plan runs)")
 
@@ -80,6 +84,11 @@ class Plan(BaseModel):
                 raise ValueError(f"one or more of {', '.join(registry.names())}; not {name!r}")
             resolved.append(test)
         return [t for t in registry.names() if t in resolved]
+
+    @field_validator("expect")
+    @classmethod
+    def _expect(cls, expect: list[str]) -> list[str]:
+        return [parse_expectation(text).text for text in expect]
 
     @field_validator("sizes")
     @classmethod
@@ -134,6 +143,14 @@ class Plan(BaseModel):
             for needed, why in test.needs.items():
                 if needed not in self.tests:
                     raise PlanError("--tests", f"{test.name} {why}: add {needed}")
+        for text in self.expect:
+            expectation = parse_expectation(text)
+            if expectation.test not in self.tests:
+                raise PlanError("--expect", f"{expectation.metric} is a figure of the {expectation.test} test: add "
+                                            f"{expectation.test} to --tests")
+            missing = [s for s in expectation.sizes or [] if s not in self.sizes]
+            if missing:
+                raise PlanError("--expect", f"{text!r} names frame size {missing[0]}, which --sizes does not have")
         configs = {name: registry.get(name).configure(self, self.test_options(registry.get(name)))
                    for name in self.tests}
         first = next(iter(configs.values()))

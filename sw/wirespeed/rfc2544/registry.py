@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .context import RunContext
     from .plan import Plan
 
-__all__ = ["Option", "Table", "TestType", "register", "all_tests", "get", "names", "resolve_name"]
+__all__ = ["Option", "Metric", "Table", "TestType", "register", "all_tests", "get", "names", "resolve_name"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,18 @@ class Option:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """A figure of one frame size's result that an expectation may set a threshold on
+    (:mod:`wirespeed.rfc2544.expect`): its name, unit and meaning, and how to read it from a
+    result (None: the result does not have it)."""
+
+    name: str
+    unit: str
+    help: str
+    value: Callable[[Any], float | None]
+
+
+@dataclass(frozen=True)
 class Table:
     """A summary table for people: a title, column names and rows of text."""
 
@@ -71,7 +83,8 @@ class TestType:
     the configuration through the run context and returns the results (one per frame size,
     ``result``); ``tables(results, record)`` gives its CSV files (name -> (columns, text); ``files``: the names
     it may write);
-    ``summary(results, record)`` the console tables. ``needs``: tests whose results it uses, each
+    ``summary(results, record)`` the console tables. ``metrics``: the figures an expectation may
+    name (``--expect``). ``needs``: tests whose results it uses, each
     with why (their results reach it through the context), ``blocks``: optional gateware blocks it needs
     (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why)."""
 
@@ -91,6 +104,7 @@ class TestType:
     needs: Mapping[str, str] = field(default_factory=dict)
     blocks: Mapping[str, str] = field(default_factory=dict)
     aliases: Sequence[str] = ()
+    metrics: Sequence[Metric] = ()
     one_result: bool = False        # one result for the run (at the smallest size), not one per size
     done_sizes: Callable[[Sequence[Any], Any], set[Any]] | None = None
 

@@ -40,7 +40,7 @@ from ...units import format_duration
 from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
 from ..events import Event
-from ..registry import Option, Table, TestType, register
+from ..registry import Metric, Option, Table, TestType, register
 from ..search import search_burst
 
 __all__ = ["BackToBackConfig", "BurstRepetition", "BackToBackResult", "run_back_to_back", "buffer_time",
@@ -276,6 +276,8 @@ TEST = register(TestType(
     config=BackToBackConfig, result=BackToBackResult, configure=_configure, run=run,
     tables=lambda results, record: {"Back_to_Back.csv": (BACK_TO_BACK_COLUMNS, back_to_back_csv(list(results)))},
     summary=_summary,
+    metrics=(Metric("b2b_frames", "frames", "back-to-back: mean longest burst without loss",
+                    lambda r: r.mean_burst_frames),),
     definitions={
         "back_to_back": "RFC 2544 26.4 / RFC 9004: longest burst of frames at minimum inter-frame gap (100 % of "
                         "line rate, from idle) forwarded without loss, searched to one frame, repeated; mean, sample "

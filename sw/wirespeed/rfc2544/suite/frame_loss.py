@@ -28,7 +28,7 @@ from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text, sequence_cells
 from ..context import RunContext, run_alone
 from ..events import Event
-from ..registry import Option, Table, TestType, register
+from ..registry import Metric, Option, Table, TestType, register
 from ..search import RFC_STEP_PCT, step_frame_loss
 
 __all__ = ["FrameLossConfig", "FrameLossPoint", "FrameLossResult", "run_frame_loss", "frame_loss_csv", "TEST"]
@@ -179,12 +179,18 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> FrameLossConfig:
         sources=plan.sources, destinations=plan.destinations)
 
 
+def _loss_at_top(r: FrameLossResult) -> float | None:
+    return max(r.points, key=lambda p: p.offered_pct).loss_pct if r.points else None
+
+
 TEST = register(TestType(
     name="frame-loss", section="26.3", title="Frame loss rate", order=2,
     files=("Frame_Loss.csv",),
     config=FrameLossConfig, result=FrameLossResult, configure=_configure, run=run,
     tables=lambda results, record: {"Frame_Loss.csv": (FRAME_LOSS_COLUMNS, frame_loss_csv(list(results)))},
     summary=_summary,
+    metrics=(Metric("loss_pct", "%", "frame loss rate at the highest offered load (100 % of line rate unless "
+                                     "--loss-points)", _loss_at_top),),
     definitions={"frame_loss": "RFC 2544 26.3: loss % = frames lost * 100 / sent at each offered load (frames "
                                "lost: definitions.frames_lost), from 100 % of line rate down in steps until two "
                                "successive trials lose nothing, or at explicit load points"},

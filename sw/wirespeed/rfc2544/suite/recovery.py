@@ -31,7 +31,7 @@ from ...units import format_duration
 from ..common import RFC_TRIAL_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
 from ..events import Event
-from ..registry import Option, Table, TestType, register
+from ..registry import Metric, Option, Table, TestType, register
 
 __all__ = ["RecoveryConfig", "RecoveryTrial", "RecoveryResult", "run_recovery", "recovery_of", "recovery_csv", "TEST"]
 
@@ -199,6 +199,8 @@ TEST = register(TestType(
     config=RecoveryConfig, result=RecoveryResult, configure=_configure, run=run,
     tables=lambda results, record: {"System_Recovery.csv": (RECOVERY_COLUMNS, recovery_csv(list(results)))},
     summary=_summary, done_sizes=_done, needs={"throughput": "runs at the throughput rate"},
+    metrics=(Metric("recovery_us", "us", "system recovery time, mean over the repetitions",
+                    lambda r: r.mean_recovery_ns / 1000),),
     blocks={"stream_stats": "system-recovery needs (each rate phase's frames per stream)"},
     definitions={
         "system_recovery": "RFC 2544 26.5: offered load at overload_pct of the throughput (at most line rate), "

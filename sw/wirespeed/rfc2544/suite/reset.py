@@ -29,7 +29,7 @@ from ...units import format_duration
 from ..common import PortPairConfig, csv_text
 from ..context import RunContext, run_alone
 from ..events import Event
-from ..registry import Option, Table, TestType, register
+from ..registry import Metric, Option, Table, TestType, register
 
 __all__ = ["ResetConfig", "ResetTrial", "ResetResult", "run_reset", "reset_of", "hook_command", "reset_csv", "TEST"]
 
@@ -205,6 +205,8 @@ TEST = register(TestType(
     config=ResetConfig, result=ResetResult, configure=_configure, run=run,
     tables=lambda results, record: {"Reset.csv": (RESET_COLUMNS, reset_csv(results[0] if results else None))},
     summary=_summary, needs={"throughput": "runs at the throughput rate"},
+    metrics=(Metric("reset_us", "us", "reset time (timestamp method), mean over the repetitions that saw one",
+                    lambda r: None if r.mean_reset_ns is None else r.mean_reset_ns / 1000),),
     definitions={
         "reset": "RFC 2544 26.6 / RFC 6201 at the smallest frame size: reset time (timestamp method) = the longest "
                  "interval between two consecutive test frames received, i.e. from the last frame before the reset "

@@ -50,7 +50,7 @@ from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
 from ..events import Event
-from ..registry import Option, Table, TestType, register
+from ..registry import Metric, Option, Table, TestType, register
 from ..search import SearchOutcome, search_throughput
 
 __all__ = ["ThroughputConfig", "ThroughputResult", "RepeatedLatency", "run_throughput", "TEST"]
@@ -464,11 +464,38 @@ DEFINITIONS = {
     "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
 }
 
+def _latency_figures(r: ThroughputResult) -> tuple[float | None, float | None]:
+    """RFC 2544 26.2 figures (mean, max) in the measured definition, ns."""
+    if r.repeated_latency:
+        return r.repeated_latency[0].mean_ns, r.repeated_latency[0].max_ns
+    if r.latency and r.latency[0].available:
+        return r.latency[0].avg_ns, r.latency[0].max_ns
+    return None, None
+
+
+def _latency_us(r: ThroughputResult) -> float | None:
+    mean = _latency_figures(r)[0]
+    return None if mean is None else mean / 1000
+
+
+def _latency_max_us(r: ThroughputResult) -> float | None:
+    top = _latency_figures(r)[1]
+    return None if top is None else top / 1000
+
+
 TEST = register(TestType(
     name="throughput", section="26.1", title="Throughput", order=1,
     files=("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv"),
     config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
     summary=_summary, definitions=DEFINITIONS,
+    metrics=(
+        Metric("throughput_pct", "%", "throughput, % of line rate", lambda r: r.pct_line_rate),
+        Metric("throughput_fps", "fps", "throughput, frames/s", lambda r: r.throughput_fps),
+        Metric("throughput_mbps", "Mb/s", "throughput, Mb/s of frames (FCS included)", lambda r: r.throughput_mbps),
+        Metric("latency_us", "us", "RFC 2544 26.2 latency in the measured definition: the mean over the "
+                                   "latency trials, else the final search trial's average", _latency_us),
+        Metric("latency_max_us", "us", "largest latency of any frame of those trials", _latency_max_us),
+    ),
     options=(
         Option("--resolution", "Search resolution, % of line rate.", "PCT", kind="parsed",
                parse=parse.percentage("0.1"), default="0.1"),
