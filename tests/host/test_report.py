@@ -25,7 +25,8 @@ from wirespeed.rfc2544.suite.throughput import ThroughputConfig, ThroughputResul
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TABLES = ["Throughput.csv", "Latency.csv", "Latency_Histograms.csv", "Back_to_Back.csv", "Frame_Loss.csv", "Trials.csv"]
 SUMMARY = ["Throughput.csv", "Latency.csv", "Back_to_Back.csv", "Frame_Loss.csv"]
-ALL_GRAPHS = {"throughput_fps", "throughput_mbps", "latency", "latency_distribution", "frame_loss", "back_to_back"}
+ALL_GRAPHS = {"throughput_fps", "throughput_mbps", "throughput_pct", "latency", "latency_distribution", "frame_loss",
+              "latency_vs_load", "back_to_back"}
 
 
 def run(capsys, *argv):
@@ -135,14 +136,38 @@ def test_every_graph_as_png_and_svg(full_run):
     latency = (graphs / "latency.svg").read_text()
     assert "bit forwarding (measured, calibrated)" in latency and "store and forward (derived, calibrated)" in latency
     distribution = (graphs / "latency_distribution.svg").read_text()
-    assert all(f"{size} B (bins 64 ns)" in distribution for size in (64, 512, 1518))
+    assert all(f"{size} B (bins 64 ns" in distribution for size in (64, 512, 1518))
+    assert "cumulative % of frames" in distribution and "p50" in distribution and "p99" in distribution
     assert "frame loss (%)" in (graphs / "frame_loss.svg").read_text()
     assert "capped (lower bound)" in (graphs / "back_to_back.svg").read_text()
+    assert "throughput (% of line rate)" in (graphs / "throughput_pct.svg").read_text()
+    assert "average latency (µs, calibrated)" in (graphs / "latency_vs_load.svg").read_text()
+
+
+def test_axes_read_in_plain_numbers_with_separators(full_run):
+    """No scientific offset ("1e6") floats beside a frames/s axis; ticks carry separators."""
+    _, _, report = full_run
+    fps = (report.out_dir / "graphs" / "throughput_fps.svg").read_text()
+    assert "1,400,000" in fps or "1,250,000" in fps or "1,000,000" in fps
+    assert not re.search(r"1e\+?6|×10", fps)
+
+
+def test_a_wide_latency_histogram_is_drawn_in_at_most_40_bars(tmp_path):
+    from wirespeed.graphs import COARSE_BINS, _histogram_cdf, _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots()
+    bins = [(20_000 + 256 * i, 1 + i % 3) for i in range(0, 2400, 3)]       # a comb 614 us wide
+    _histogram_cdf(ax, bins, 256, sum(n for _, n in bins))
+    assert 0 < len(ax.patches) <= COARSE_BINS
+    assert abs(sum(p.get_height() for p in ax.patches) - 100) < 1e-6
+    plt.close(fig)
 
 
 def test_graphs_without_their_data_are_skipped(tmp_path):
     report = make_report(write_run(tmp_path / "tp", tests=("throughput",)))
-    assert set(report.graphs) == {"throughput_fps", "throughput_mbps", "latency", "latency_distribution"}
+    assert set(report.graphs) == {"throughput_fps", "throughput_mbps", "throughput_pct", "latency",
+                                  "latency_distribution"}
     report = make_report(write_run(tmp_path / "b2b", tests=("back-to-back",)))
     assert set(report.graphs) == {"back_to_back"}
     assert sorted(p.name for p in (tmp_path / "b2b" / "graphs").iterdir()) == ["back_to_back.png",
@@ -249,7 +274,8 @@ def test_rfc2544_run_ends_with_the_report(capsys, regmap, tmp_path):
     page = (tmp_path / "report.html").read_text()
     assert "<td>a cable</td>" not in page and "description=a cable" in page
     assert sorted(p.name for p in (tmp_path / "graphs").iterdir()) == sorted(
-        f"{name}.{ext}" for name in ("throughput_fps", "throughput_mbps", "back_to_back") for ext in ("png", "svg"))
+        f"{name}.{ext}" for name in ("throughput_fps", "throughput_mbps", "throughput_pct", "back_to_back")
+        for ext in ("png", "svg"))
 
 
 def test_a_report_failure_after_a_run_is_a_warning(capsys, regmap, tmp_path, monkeypatch):
