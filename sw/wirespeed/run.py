@@ -30,6 +30,7 @@ from .rfc2544 import events as ev
 from .rfc2544 import registry
 from .rfc2544.common import run_learning
 from .rfc2544.context import RunContext, RunStopped, StopToken
+from .rfc2544.estimate import DutHint, Pace, RunEstimate, estimate_configs, measure_pace
 from .rfc2544.plan import Plan
 from .safeio import WriteError
 
@@ -251,9 +252,11 @@ class Run:
             for listener in listeners:
                 listener(event)
 
+        estimate = self.estimate()
         emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
                            out_dir=None if self.out is None else str(self.out),
-                           resumed=self._resume_note is not None))
+                           resumed=self._resume_note is not None,
+                           estimate=None if estimate is None else estimate.model_dump(mode="json")))
         for note in record.notes if self._resume_note is None else [self._resume_note]:
             emit(ev.Note(text=note))
         ctx = RunContext(self.tester, emit, stop=self.stop, reset=self.reset or self._default_reset(),
@@ -290,6 +293,21 @@ class Run:
             raise RunFailed(f"{exc}; every trial was measured and is in {self.out}/trials.jsonl "
                             f"({status_words(kept)})", self.out, field="--out", kept=kept) from None
         return record
+
+    def estimate(self) -> RunEstimate | None:
+        """What the run is expected to take (:mod:`wirespeed.rfc2544.estimate`): the DUT's
+        forwarding from the simulated model when there is one; in simulation its pace measured
+        now (None: the tester failed to answer, the run will say why)."""
+        if self.tester is None:
+            return None
+        simulated = bool(getattr(self.tester, "is_simulation", False))
+        try:
+            pace = measure_pace(self.tester) if simulated else Pace()
+        except WirespeedError:
+            return None
+        learning = self._learning()
+        return estimate_configs(self.configs, DutHint.from_dut(getattr(self.tester, "dut", None)), pace,
+                                learning if hasattr(learning, "settle_ns") else None)
 
     def _end(self, record: RunRecord, control: _ControlPath, emit: Callable[[ev.Event], None], status: Status,
              error: str | None = None) -> str:

@@ -160,6 +160,13 @@ class Plan(BaseModel):
             raise PlanError("--address", f"port {bad[0]} is not used by this test (ports {ports[0]} and {ports[1]})")
         return configs
 
+    def estimate(self, dut: Any = None, pace: Any = None) -> Any:
+        """Trials and duration per test (:func:`wirespeed.rfc2544.estimate.estimate_configs`):
+        ``dut`` a :class:`~.estimate.DutHint` (None: the prior), ``pace`` a
+        :class:`~.estimate.Pace` (None: real time). PlanError: a plan that cannot run."""
+        from .estimate import estimate_configs
+        return estimate_configs(self.configs(), dut, pace, self.learning_config)
+
     def notes(self, configs: Mapping[str, PortPairConfig]) -> list[str]:
         """What the results should say about the plan: scaled-down durations, traffic."""
         notes = []

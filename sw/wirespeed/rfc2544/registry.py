@@ -22,6 +22,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from .common import PortPairConfig
     from .context import RunContext
+    from .estimate import DutHint, SizeEstimate
     from .plan import Plan
 
 __all__ = ["Option", "Metric", "Table", "TestType", "register", "all_tests", "get", "names", "resolve_name"]
@@ -86,7 +87,9 @@ class TestType:
     ``summary(results, record)`` the console tables. ``metrics``: the figures an expectation may
     name (``--expect``). ``needs``: tests whose results it uses, each
     with why (their results reach it through the context), ``blocks``: optional gateware blocks it needs
-    (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why)."""
+    (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why). ``estimate(config,
+    dut)``: per frame size, the trials the procedure is expected to run against the DUT
+    ``dut`` and their time on the wire (:mod:`wirespeed.rfc2544.estimate`; None: no estimate)."""
 
     name: str
     section: str
@@ -107,6 +110,7 @@ class TestType:
     metrics: Sequence[Metric] = ()
     one_result: bool = False        # one result for the run (at the smallest size), not one per size
     done_sizes: Callable[[Sequence[Any], Any], set[Any]] | None = None
+    estimate: Callable[[Any, DutHint], list[SizeEstimate]] | None = None
 
     def notes(self, config: Any) -> list[str]:
         notes = getattr(config, "notes", None)

@@ -35,10 +35,11 @@ from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
 from ...traffic import Flow
-from ...trial_lines import trial_extras, verdict
+from ...trial_lines import extra_parts, pack, short_verdict
 from ...units import format_duration
 from ..common import RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..estimate import DutHint, ModelTrial, SizeEstimate, burst_ns
 from ..events import Event
 from ..registry import Metric, Option, Table, TestType, register
 from ..search import search_burst
@@ -232,7 +233,10 @@ def run(ctx: RunContext, config: BackToBackConfig) -> list[BackToBackResult]:
         result = BackToBackResult(frame_size=size, theoretical_max_fps=line, max_burst=cap, repetitions=repetitions,
                                   throughput_fps=throughput.get(size))
         results.append(result)
-        ctx.size_done(size, result)
+        ctx.size_done(size, result, f"back-to-back {size_points.text(size)}: {result.mean_burst_frames:,.1f} frames "
+                                    f"mean{' (cap)' if result.capped else ''} ({result.min_burst_frames:,}-"
+                                    f"{result.max_burst_frames:,}), buffer {result.implied_buffer_time_s * 1e6:,.3f} "
+                                    f"µs, {result.trials} trials")
     return results
 
 
@@ -243,9 +247,30 @@ def run_back_to_back(tester: Any, config: BackToBackConfig, on_event: Callable[[
     return run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps or {})
 
 
+def _estimate(config: BackToBackConfig, dut: DutHint) -> list[SizeEstimate]:
+    """Each repetition's search against the DUT model's longest loss-free burst (half the cap
+    when the DUT is not known), started from the last repetition's result as :func:`run` does."""
+    out = []
+    for size in config.frame_sizes:
+        cap = config.max_burst_frames(size)
+        longest = dut.burst_frames(size)
+        limit = cap // 2 if longest is None else longest
+        trials, wire, hint = 0, 0, None
+        for _ in range(config.repetitions):
+            outcome = search_burst(lambda burst: ModelTrial(0.0, 0.0, burst, int(burst > limit)), cap,
+                                   config.max_trials, start=hint)
+            hint = outcome.burst_frames if outcome.burst_frames > 0 else 1
+            trials += len(outcome.trials)
+            wire += sum(burst_ns(size, b) + config.wait_ns for b in outcome.bursts)
+        out.append(SizeEstimate(frame_size=size, trials=trials, most_trials=config.repetitions * config.max_trials,
+                                wire_ns=wire))
+    return out
+
+
 def _trial_line(rep: int, step: int, burst: int, result: TrialResult) -> str:
-    return (f"{size_points.text(result.frame_size):>7}  b2b rep {rep:>2} trial {step:>2}  burst {burst:>9,}  "
-            f"sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}")
+    return pack([f"{size_points.text(result.frame_size):>6} b2b rep {rep:>2} trial {step:>2}", f"burst {burst:>9,}",
+                 f"sent {result.tx_frames:>9,}", f"lost {result.lost_frames:>9,}", *short_verdict(result),
+                 *extra_parts(result)])
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -275,7 +300,7 @@ TEST = register(TestType(
     files=("Back_to_Back.csv",),
     config=BackToBackConfig, result=BackToBackResult, configure=_configure, run=run,
     tables=lambda results, record: {"Back_to_Back.csv": (BACK_TO_BACK_COLUMNS, back_to_back_csv(list(results)))},
-    summary=_summary,
+    summary=_summary, estimate=_estimate,
     metrics=(Metric("b2b_frames", "frames", "back-to-back: mean longest burst without loss",
                     lambda r: r.mean_burst_frames),),
     definitions={

@@ -23,13 +23,14 @@ from ... import parse
 from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
-from ...trial_lines import trial_extras
+from ...trial_lines import extra_parts, pack
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text, sequence_cells
 from ..context import RunContext, run_alone
+from ..estimate import DutHint, ModelTrial, SizeEstimate
 from ..events import Event
 from ..registry import Metric, Option, Table, TestType, register
-from ..search import RFC_STEP_PCT, step_frame_loss
+from ..search import RFC_STEP_PCT, load_steps, step_frame_loss
 
 __all__ = ["FrameLossConfig", "FrameLossPoint", "FrameLossResult", "run_frame_loss", "frame_loss_csv", "TEST"]
 
@@ -139,7 +140,7 @@ def run(ctx: RunContext, config: FrameLossConfig) -> list[FrameLossResult]:
             points=[FrameLossPoint(offered_pct=pct, offered_fps=line * pct / 100, trial=t)
                     for pct, t in zip(outcome.loads_pct, outcome.trials)])
         results.append(result)
-        ctx.size_done(size, result)
+        ctx.size_done(size, result, _size_line(result))
     return results
 
 
@@ -149,10 +150,34 @@ def run_frame_loss(tester: Any, config: FrameLossConfig,
     return run_alone(TEST.name, run, tester, config, on_event)
 
 
+def _estimate(config: FrameLossConfig, dut: DutHint) -> list[SizeEstimate]:
+    """The stepping against the DUT model: every load it loses at, then two loss-free ones."""
+    out = []
+    most = len(config.points_pct) if config.points_pct is not None else len(load_steps(config.step_pct))
+    for size in config.frame_sizes:
+        def trial(pct: float, size: int | str = size) -> ModelTrial:
+            return dut.trial(size, line_rate_fps(size) * pct / 100, config.trial_duration_ns)
+
+        outcome = step_frame_loss(trial, config.step_pct, config.points_pct)
+        trials = len(outcome.trials)
+        wire = sum(config.trial_duration_ns + dut.settle_ns(size, line_rate_fps(size) * pct / 100,
+                                                            config.trial_duration_ns, config.wait_ns)
+                   for pct in outcome.loads_pct)
+        out.append(SizeEstimate(frame_size=size, trials=trials, most_trials=most, wire_ns=wire))
+    return out
+
+
+def _size_line(r: FrameLossResult) -> str:
+    first = r.points[0]
+    clean = f", no loss at {r.points[-2].offered_pct:g} and {r.points[-1].offered_pct:g} %" if r.settled else ""
+    return (f"frame-loss {size_points.text(r.frame_size)}: {first.loss_pct:.2f} % lost at {first.offered_pct:g} %"
+            f"{clean}, {len(r.points)} trials")
+
+
 def _trial_line(step: int, pct: float, result: TrialResult) -> str:
-    return (f"{size_points.text(result.frame_size):>7}  loss trial {step:>2}  {pct:7.3f} %  "
-            f"{result.offered_fps:>13,.1f} fps  sent {result.tx_frames:>9,}  lost {result.lost_frames:>8,}  "
-            f"loss {result.loss_pct:8.4f} %{trial_extras(result)}")
+    return pack([f"{size_points.text(result.frame_size):>6} loss trial {step:>2}", f"{pct:6.2f} %",
+                 f"sent {result.tx_frames:>10,}", f"lost {result.lost_frames:>10,}", f"{result.loss_pct:7.3f} % lost",
+                 *extra_parts(result)])
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -188,7 +213,7 @@ TEST = register(TestType(
     files=("Frame_Loss.csv",),
     config=FrameLossConfig, result=FrameLossResult, configure=_configure, run=run,
     tables=lambda results, record: {"Frame_Loss.csv": (FRAME_LOSS_COLUMNS, frame_loss_csv(list(results)))},
-    summary=_summary,
+    summary=_summary, estimate=_estimate,
     metrics=(Metric("loss_pct", "%", "frame loss rate at the highest offered load (100 % of line rate unless "
                                      "--loss-points)", _loss_at_top),),
     definitions={"frame_loss": "RFC 2544 26.3: loss % = frames lost * 100 / sent at each offered load (frames "

@@ -27,9 +27,11 @@ from ... import sizes as size_points
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
 from ...host.sequence import stream_lost, tracked
+from ...trial_lines import pack
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..estimate import DutHint, SizeEstimate
 from ..events import Event
 from ..registry import Metric, Option, Table, TestType, register
 
@@ -153,7 +155,9 @@ def run(ctx: RunContext, config: RecoveryConfig) -> list[RecoveryResult]:
             ctx.trial_done(size, rep, trial, _trial_line(rep, trials[-1]), test="system-recovery", repetition=rep)
         result = RecoveryResult(frame_size=size, throughput_fps=base, trials=trials)
         results.append(result)
-        ctx.size_done(size, result)
+        ctx.size_done(size, result, f"system-recovery {size_points.text(size)}: {result.mean_recovery_ns / 1e3:,.3f} "
+                                    f"µs mean" + ("" if result.recovered else " (a lower bound: still losing)")
+                                    + f", {len(trials)} trials")
     return results
 
 
@@ -163,10 +167,18 @@ def run_recovery(tester: Any, config: RecoveryConfig, throughput_fps: dict[Any, 
     return run_alone(TEST.name, run, tester, config, on_event, throughput_fps=throughput_fps)
 
 
+def _estimate(config: RecoveryConfig, dut: DutHint) -> list[SizeEstimate]:
+    """Every size (the throughput test finds a rate to overload), ``repetitions`` two-phase trials."""
+    wire = config.repetitions * (config.overload_ns + config.recovery_ns + config.wait_ns)
+    return [SizeEstimate(frame_size=size, trials=config.repetitions, most_trials=config.repetitions, wire_ns=wire)
+            for size in config.frame_sizes]
+
+
 def _trial_line(rep: int, result: RecoveryTrial) -> str:
-    return (f"{size_points.text(result.trial.frame_size):>7}  recovery rep {rep:>2}  lost {result.lost_overload:,} + "
-            f"{result.lost_reduced:,}  recovery {result.recovery_ns / 1e3:,.3f} µs"
-            + ("" if result.recovered else " [red](still losing at the end)[/]"))
+    return pack([f"{size_points.text(result.trial.frame_size):>6} recovery rep {rep:>2}",
+                 f"lost {result.lost_overload:,} + {result.lost_reduced:,}",
+                 f"recovery {result.recovery_ns / 1e3:,.3f} µs",
+                 *([] if result.recovered else ["[red](still losing at the end)[/]"])])
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -198,7 +210,7 @@ TEST = register(TestType(
     files=("System_Recovery.csv",),
     config=RecoveryConfig, result=RecoveryResult, configure=_configure, run=run,
     tables=lambda results, record: {"System_Recovery.csv": (RECOVERY_COLUMNS, recovery_csv(list(results)))},
-    summary=_summary, done_sizes=_done, needs={"throughput": "runs at the throughput rate"},
+    summary=_summary, done_sizes=_done, estimate=_estimate, needs={"throughput": "runs at the throughput rate"},
     metrics=(Metric("recovery_us", "us", "system recovery time, mean over the repetitions",
                     lambda r: r.mean_recovery_ns / 1000),),
     blocks={"stream_stats": "system-recovery needs (each rate phase's frames per stream)"},

@@ -25,9 +25,11 @@ from ... import sizes as size_points
 from ...errors import WirespeedError
 from ...ethernet import line_rate_fps
 from ...host.models import TrialResult
+from ...trial_lines import pack
 from ...units import format_duration
 from ..common import PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..estimate import DutHint, SizeEstimate
 from ..events import Event
 from ..registry import Metric, Option, Table, TestType, register
 
@@ -151,7 +153,10 @@ def run(ctx: RunContext, config: ResetConfig) -> list[ResetResult]:
         trials.append(reset_of(trial, trigger))
         ctx.trial_done(size, rep, trial, _trial_line(rep, trials[-1]), test="reset", repetition=rep)
     result = ResetResult(frame_size=size, trials=trials)
-    ctx.size_done(size, result)
+    mean_ns = result.mean_reset_ns
+    ctx.size_done(size, result, f"reset {size_points.text(size)}: reset time "
+                                + ("none seen" if mean_ns is None else f"{mean_ns / 1e3:,.3f} µs")
+                                + f" (timestamps), {len(trials)} trials")
     return [result]
 
 
@@ -163,13 +168,21 @@ def run_reset(tester: Any, config: ResetConfig, reset: Callable[[], None], throu
     return results[0]
 
 
+def _estimate(config: ResetConfig, dut: DutHint) -> list[SizeEstimate]:
+    """One size, ``repetitions`` trials of the trial duration."""
+    size = size_points.smallest(config.frame_sizes)
+    return [SizeEstimate(frame_size=size, trials=config.repetitions, most_trials=config.repetitions,
+                         wire_ns=config.repetitions * (config.trial_duration_ns + config.wait_ns))]
+
+
 def _trial_line(rep: int, result: ResetTrial) -> str:
     if result.reset_ns is not None:
         gap = f"{result.reset_ns / 1e3:,.3f} µs"
     else:
         gap = "none seen (was the DUT reset within the trial?)" if result.frames_lost == 0 else "-"
-    return (f"{size_points.text(result.trial.frame_size):>7}  reset rep {rep:>2}  reset time {gap} (timestamps), "
-            f"{result.loss_reset_ns / 1e3:,.3f} µs (frame loss, {result.frames_lost:,} lost)")
+    return pack([f"{size_points.text(result.trial.frame_size):>6} reset rep {rep:>2}",
+                 f"reset time {gap} (timestamps),",
+                 f"{result.loss_reset_ns / 1e3:,.3f} µs (frame loss, {result.frames_lost:,} lost)"])
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -204,7 +217,7 @@ TEST = register(TestType(
     files=("Reset.csv",),
     config=ResetConfig, result=ResetResult, configure=_configure, run=run,
     tables=lambda results, record: {"Reset.csv": (RESET_COLUMNS, reset_csv(results[0] if results else None))},
-    summary=_summary, needs={"throughput": "runs at the throughput rate"},
+    summary=_summary, needs={"throughput": "runs at the throughput rate"}, estimate=_estimate,
     metrics=(Metric("reset_us", "us", "reset time (timestamp method), mean over the repetitions that saw one",
                     lambda r: None if r.mean_reset_ns is None else r.mean_reset_ns / 1000),),
     definitions={

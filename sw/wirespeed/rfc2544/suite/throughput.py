@@ -45,10 +45,11 @@ from ... import sizes as size_points
 from ...ethernet import line_rate_fps, throughput_mbps
 from ...host.models import PERCENTILES, HistogramConfig, TrialResult
 from ...latency import DEFINITION_NAMES, LAT_DEF, LatencyFigures, Pipeline, definition_of, latency_figures
-from ...trial_lines import trial_extras, verdict
+from ...trial_lines import extra_parts, pack, short_verdict
 from ...units import format_duration
 from ..common import RFC_TRIAL_NS, RFC_WAIT_NS, PortPairConfig, csv_text
 from ..context import RunContext, run_alone
+from ..estimate import DutHint, ModelTrial, SizeEstimate
 from ..events import Event
 from ..registry import Metric, Option, Table, TestType, register
 from ..search import SearchOutcome, search_throughput
@@ -384,21 +385,46 @@ def _one_size(ctx: RunContext, config: ThroughputConfig, size: int | str) -> Thr
                                            loss_tolerance_pct=config.loss_tolerance_pct, search=config.search,
                                            latency_repeats=repeats, latency_repeat_figures=figures,
                                            repeated_latency=RepeatedLatency.over(repeats, figures))
-    ctx.size_done(size, result)
+    trials = search_trials + len(repeats)
+    ctx.size_done(size, result, f"throughput {size_points.text(size)}: {result.throughput_fps:,.1f} fps "
+                                f"({result.pct_line_rate:.1f} % of line rate), {trials} trials"
+                                + ("" if result.converged else " (not converged: --max-trials)"))
     return result
 
 
+def _estimate(config: ThroughputConfig, dut: DutHint) -> list[SizeEstimate]:
+    """The search (and confirmation) against the DUT model, then the latency trials."""
+    search_ns, full = config.search_duration_ns or config.trial_duration_ns, config.trial_duration_ns
+    out = []
+    for size in config.frame_sizes:
+        def trial(rate: float, size: int | str = size) -> ModelTrial:
+            return dut.trial(size, rate, search_ns)
+
+        informed = (lambda r: r.forwarded_fps) if config.search == "loss-informed" else None
+        found = search_throughput(trial, line_rate_fps(size),
+                                  config.resolution_fps(size), config.max_trials, forwarded=informed)
+        searched = len(found.trials)
+        more = int(search_ns < full and found.best is not None and searched < config.max_trials)
+        more += config.latency_trials if found.best is not None else 0
+        wire = sum(search_ns + dut.settle_ns(size, rate, search_ns, config.wait_ns) for rate in found.rates)
+        wire += more * (full + dut.settle_ns(size, found.throughput_fps, full, config.wait_ns))
+        out.append(SizeEstimate(frame_size=size, trials=searched + more,
+                                most_trials=config.max_trials + config.latency_trials, wire_ns=wire))
+    return out
+
+
 def _trial_line(step: int, result: TrialResult, line_rate: float) -> str:
-    return (f"{size_points.text(result.frame_size):>7}  trial {step:>2}  {result.offered_fps:>13,.1f} fps "
-            f"{100 * result.offered_fps / line_rate:7.3f} %  sent {result.tx_frames:>9,}  "
-            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {verdict(result)}")
+    return pack([f"{size_points.text(result.frame_size):>6} trial {step:>2}",
+                 f"{result.offered_fps:>11,.0f} fps {100 * result.offered_fps / line_rate:6.2f} %",
+                 f"sent {result.tx_frames:>10,}", f"lost {result.lost_frames:>10,}", *short_verdict(result),
+                 *extra_parts(result)])
 
 
 def _latency_line(repeat: int, result: TrialResult) -> str:
     lat = result.latency
-    figures = f"min {lat.min_ns:,} avg {lat.avg_ns:,.1f} max {lat.max_ns:,} ns" if lat else "no frames"
-    return (f"{size_points.text(result.frame_size):>7}  latency trial {repeat:>2}  {result.offered_fps:>13,.1f} fps  "
-            f"lost {result.lost_frames:>8,}{trial_extras(result)}  {figures} (raw)")
+    figures = f"min/avg/max {lat.min_ns:,}/{lat.avg_ns:,.1f}/{lat.max_ns:,} ns raw" if lat else "no frames"
+    return pack([f"{size_points.text(result.frame_size):>6} latency {repeat:>2}", f"{result.offered_fps:,.0f} fps",
+                 f"lost {result.lost_frames:,}", figures, *extra_parts(result)])
 
 
 # The test ---------------------------------------------------------------------------------------------
@@ -487,7 +513,7 @@ TEST = register(TestType(
     name="throughput", section="26.1", title="Throughput", order=1,
     files=("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv"),
     config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
-    summary=_summary, definitions=DEFINITIONS,
+    summary=_summary, definitions=DEFINITIONS, estimate=_estimate,
     metrics=(
         Metric("throughput_pct", "%", "throughput, % of line rate", lambda r: r.pct_line_rate),
         Metric("throughput_fps", "fps", "throughput, frames/s", lambda r: r.throughput_fps),
