@@ -76,6 +76,23 @@ def test_two_ports_with_different_pipeline_delays_are_exact():
     assert bf.pipeline_delay_ns is None     # no single value to report
 
 
+def test_percentiles_lie_within_the_measured_min_and_max():
+    """A percentile is read off the histogram as its bin's upper edge, which can lie beyond
+    every latency in the bin (the router run's 512 B p50 of 26,680 ns against a maximum of
+    26,664 ns): reported, it is brought within the trial's min and max, in both definitions,
+    raw and calibrated."""
+    # every frame in the bin 26,624 .. 26,688 ns
+    trial = make_trial(512, 80_000.0, 800, 800, latency_ns=(26_630, 26_647, 26_664))
+    assert trial.histograms[1].percentile(50) == 26_688
+    for pipeline in (None, lambda tx, rx, size: 200):
+        for fig in latency_figures(trial, pipeline):
+            assert all(fig.min_ns <= v <= fig.max_ns for v in fig.percentiles_ns.values()), fig
+            assert fig.percentiles_ns["p50"] == fig.max_ns
+    # both ends: 960 ns (half the frames) up to a minimum of 1,000, 1,152 down to a maximum of 1,100
+    assert make_trial(64, 1.0, 10, 10, latency_ns=(900, 1000, 1100)).histograms[1].percentiles(1000, 1100) == {
+        "p50": 1000, "p90": 1100, "p99": 1100, "p99.9": 1100}
+
+
 def test_no_frames_no_figures():
     assert latency_figures(make_trial(64, 1.0, 10, 0)) == []
 

@@ -134,6 +134,18 @@ class LatencyHistogram(BaseModel):
                 return self.offset_ns + (index + 1) * self.bin_ns
         return None
 
+    def percentiles(self, min_ns: int | None, max_ns: int | None) -> dict[str, int | None]:
+        """:data:`PERCENTILES` of the frames binned here, whose latencies measured ``min_ns`` ..
+        ``max_ns`` (None: no frame): each its bin's upper edge (:meth:`percentile`) brought
+        within that range, since a bin's edge can lie beyond every latency in it."""
+        out: dict[str, int | None] = {}
+        for q in PERCENTILES:
+            edge = self.percentile(q)
+            if edge is not None and min_ns is not None and max_ns is not None:
+                edge = min(max(edge, min_ns), max_ns)
+            out[f"p{q:g}"] = edge
+        return out
+
 
 PERCENTILES = (50, 90, 99, 99.9)
 
@@ -143,7 +155,7 @@ class Latency(BaseModel):
     out of the generator to first byte into the analyzer), tester pipeline delay included
     (not calibrated: :mod:`wirespeed.latency` gives both definitions, calibrated). Jitter is
     the mean absolute difference between consecutive frames' latencies (RFC 4689 3.2.5); percentiles come from the
-    histogram, at its bin resolution (``bin_ns``)."""
+    histogram, at its bin resolution (``bin_ns``), within ``min_ns`` .. ``max_ns``."""
 
     min_ns: int
     avg_ns: float
@@ -328,11 +340,11 @@ class TrialResult(BaseModel):
             hists = [LatencyHistogram(offset_ns=hists[0].offset_ns, bin_ns=hists[0].bin_ns, counts=counts,
                                       underflow=sum(h.underflow for h in hists),
                                       overflow=sum(h.overflow for h in hists))]
+        low, high = min(c.lat_min for c in ports if c.rx_frames), max(c.lat_max for c in ports)
         pct = {}
         if len(hists) == 1:      # the distribution over every receiving port
-            pct = {f"p{q:g}": hists[0].percentile(q) for q in PERCENTILES}
-        return Latency(min_ns=min(c.lat_min for c in ports if c.rx_frames), avg_ns=mean,
-                       max_ns=max(c.lat_max for c in ports), stddev_ns=variance ** 0.5,
+            pct = hists[0].percentiles(low, high)
+        return Latency(min_ns=low, avg_ns=mean, max_ns=high, stddev_ns=variance ** 0.5,
                        jitter_ns=sum(c.jitter_sum for c in ports) / pairs if pairs else 0.0,
                        frames=frames, bin_ns=hists[0].bin_ns if len(hists) == 1 else None,
                        percentiles_ns=pct)

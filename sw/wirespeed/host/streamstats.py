@@ -23,7 +23,7 @@ from wirespeed.gateware import streamdesc as sd
 from wirespeed.gateware.regmap import CMD_SNAPSHOT
 
 from ..traffic import Flow
-from .models import PERCENTILES, HistogramConfig, LatencyHistogram
+from .models import HistogramConfig, LatencyHistogram
 from .sequence import tail_loss
 
 if TYPE_CHECKING:
@@ -73,7 +73,8 @@ class StreamResult(BaseModel):
     histogram: LatencyHistogram | None = Field(None, description="this stream's latency histogram, when read")
     percentiles_ns: dict[str, int | None] = Field(
         default_factory=dict, description="p50, p90, p99, p99.9 from the histogram, at its bin resolution "
-                                          "(upper bin edge; None outside its range)")
+                                          "(upper bin edge, within the stream's latency min and max; None "
+                                          "outside its range)")
 
     @computed_field
     @property
@@ -174,5 +175,5 @@ def stream_results(device: Device, flows_or_pairs: Iterable[StreamRef | Flow | t
             hist = hists[ref.rx_port].get(ref.stream_id & 15)
             if hist is not None:
                 result.histogram = hist
-                result.percentiles_ns = {f"p{q:g}": hist.percentile(q) for q in PERCENTILES}
+                result.percentiles_ns = hist.percentiles(result.latency_min_ns, result.latency_max_ns)
     return results
