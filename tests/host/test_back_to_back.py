@@ -12,6 +12,7 @@ from wirespeed.ethernet import line_rate_fps
 from wirespeed.rfc2544 import events as ev
 from wirespeed.rfc2544.search import search_burst
 from wirespeed.rfc2544.suite.back_to_back import (
+    TEST,
     BackToBackConfig,
     BackToBackResult,
     BurstRepetition,
@@ -169,7 +170,7 @@ frame_size_B,mean_burst_frames,stddev_burst_frames,min_burst_frames,max_burst_fr
 max_burst_tried_frames,capped,theoretical_max_fps,implied_buffer_time_us,throughput_fps,\
 corrected_buffer_time_us,trials
 64,22.00,1.00,21,23,3,1000,no,1488095.24,14.784,400000.00,10.810,5
-1518,1000.00,0.00,1000,1000,1,1000,yes,81274.38,12304.000,,,1
+1518,1000.00,0.00,1000,1000,1,1000,yes,81274.38,,,,1
 """
 
 
@@ -181,3 +182,23 @@ def test_back_to_back_csv_golden():
     large = BackToBackResult(frame_size=1518, theoretical_max_fps=line_rate_fps(1518), max_burst=1000,
                              repetitions=[rep(1000, 1)])
     assert back_to_back_csv([small, large]) == GOLDEN
+
+
+def test_a_capped_size_has_no_buffer_time():
+    """The DUT forwarded the longest burst tried (1000 frames) every time: RFC 9004's buffer
+    time was not measured (the cap ended the bursts), so the CSV and results.json leave both
+    figures empty and the console gives the lower bound the cap shows, as such."""
+    rep = BurstRepetition(burst_frames=1000, failed_frames=None, converged=True, bursts=[1000], passed=[True])
+    line = line_rate_fps(512)
+    capped = BackToBackResult(frame_size=512, theoretical_max_fps=line, max_burst=1000, repetitions=[rep] * 5,
+                              throughput_fps=line / 2)
+    assert capped.capped
+    assert capped.implied_buffer_time_s is None and capped.corrected_buffer_time_s is None
+    record = capped.model_dump(mode="json")
+    assert record["implied_buffer_time_s"] is None and record["corrected_buffer_time_s"] is None
+    row = back_to_back_csv([capped]).splitlines()[1].split(",")
+    assert row[7] == "yes" and row[9] == "" and row[11] == ""    # capped, implied and corrected buffer time
+    (table,) = TEST.summary([capped], None)
+    implied, corrected = table.rows[0][-2:]
+    assert implied == f"at least {1000 / line * 1e6:,.3f}" == "at least 4,256.000"
+    assert corrected == "at least 2,128.000"

@@ -169,13 +169,21 @@ class BackToBackResult(BaseModel):
 
     @computed_field
     @property
-    def implied_buffer_time_s(self) -> float:
-        return buffer_time(self.mean_burst_frames, self.theoretical_max_fps, self.throughput_fps)[0]
+    def implied_buffer_time_s(self) -> float | None:
+        """RFC 9004's implied DUT buffer time; None when capped (the cap ended the bursts, not
+        the DUT: :meth:`bursts_buffer_time` gives what the cap shows)."""
+        return None if self.capped else self.bursts_buffer_time()[0]
 
     @computed_field
     @property
     def corrected_buffer_time_s(self) -> float | None:
-        return buffer_time(self.mean_burst_frames, self.theoretical_max_fps, self.throughput_fps)[1]
+        """RFC 9004's corrected DUT buffer time; None when capped or without a throughput."""
+        return None if self.capped else self.bursts_buffer_time()[1]
+
+    def bursts_buffer_time(self) -> tuple[float, float | None]:
+        """(implied, corrected) buffer times of the bursts forwarded: the figures when the
+        result is not capped, lower bounds when it is."""
+        return buffer_time(self.mean_burst_frames, self.theoretical_max_fps, self.throughput_fps)
 
 
 BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frames", "min_burst_frames",
@@ -184,18 +192,20 @@ BACK_TO_BACK_COLUMNS = ["frame_size_B", "mean_burst_frames", "stddev_burst_frame
                         "corrected_buffer_time_us", "trials"]
 
 
+def _us(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1e6:.3f}"
+
+
 def _b2b_row(r: BackToBackResult) -> list[object]:
-    corrected = r.corrected_buffer_time_s
     return [r.frame_size, f"{r.mean_burst_frames:.2f}", f"{r.stddev_burst_frames:.2f}", r.min_burst_frames,
             r.max_burst_frames, len(r.repetitions), r.max_burst, "yes" if r.capped else "no",
-            f"{r.theoretical_max_fps:.2f}", f"{r.implied_buffer_time_s * 1e6:.3f}",
-            "" if r.throughput_fps is None else f"{r.throughput_fps:.2f}",
-            "" if corrected is None else f"{corrected * 1e6:.3f}", r.trials]
+            f"{r.theoretical_max_fps:.2f}", _us(r.implied_buffer_time_s),
+            "" if r.throughput_fps is None else f"{r.throughput_fps:.2f}", _us(r.corrected_buffer_time_s), r.trials]
 
 
 def back_to_back_csv(results: list[BackToBackResult]) -> str:
-    """Back_to_Back.csv: one row per frame size; the corrected buffer time is empty without a
-    throughput measured in the same run."""
+    """Back_to_Back.csv: one row per frame size; both buffer times are empty for a capped size
+    (not measured), the corrected one without a throughput measured in the same run."""
     return csv_text(BACK_TO_BACK_COLUMNS, [_b2b_row(r) for r in results])
 
 
@@ -233,10 +243,11 @@ def run(ctx: RunContext, config: BackToBackConfig) -> list[BackToBackResult]:
         result = BackToBackResult(frame_size=size, theoretical_max_fps=line, max_burst=cap, repetitions=repetitions,
                                   throughput_fps=throughput.get(size))
         results.append(result)
+        buffer_s = result.implied_buffer_time_s      # None when capped: the cap, not the DUT's buffer
+        buffer = "no buffer time (capped)" if buffer_s is None else f"buffer {buffer_s * 1e6:,.3f} µs"
         ctx.size_done(size, result, f"back-to-back {size_points.text(size)}: {result.mean_burst_frames:,.1f} frames "
                                     f"mean{' (cap)' if result.capped else ''} ({result.min_burst_frames:,}-"
-                                    f"{result.max_burst_frames:,}), buffer {result.implied_buffer_time_s * 1e6:,.3f} "
-                                    f"µs, {result.trials} trials")
+                                    f"{result.max_burst_frames:,}), {buffer}, {result.trials} trials")
     return results
 
 
@@ -279,11 +290,12 @@ def _trial_line(rep: int, step: int, burst: int, result: TrialResult) -> str:
 def _summary(results: Sequence[BackToBackResult], record: Any) -> list[Table]:
     rows = []
     for r in results:
-        corrected = r.corrected_buffer_time_s
+        implied, corrected = r.bursts_buffer_time()
+        bound = "at least " if r.capped else ""      # the cap, not the DUT, ended the bursts
         rows.append([str(r.frame_size), f"{r.mean_burst_frames:,.1f}" + (" (cap)" if r.capped else ""),
                      f"{r.stddev_burst_frames:,.2f}", f"{r.min_burst_frames:,}", f"{r.max_burst_frames:,}",
-                     str(len(r.repetitions)), f"{r.implied_buffer_time_s * 1e6:,.3f}",
-                     "n/a (no throughput)" if corrected is None else f"{corrected * 1e6:,.3f}"])
+                     str(len(r.repetitions)), f"{bound}{implied * 1e6:,.3f}",
+                     "n/a (no throughput)" if corrected is None else f"{bound}{corrected * 1e6:,.3f}"])
     return [Table("RFC 2544 26.4 back-to-back (longest loss-free burst at line rate, frames) and RFC 9004 DUT buffer "
                   "time", ["frame size B", "mean", "std dev", "min", "max", "reps", "implied buffer µs",
                            "corrected buffer µs"], rows)]
@@ -311,7 +323,8 @@ TEST = register(TestType(
         "buffer_time": "RFC 9004 section 6.4: implied DUT buffer time = mean back-to-back frames / theoretical max "
                        "frame rate; corrected DUT buffer time = implied - implied * throughput / theoretical max "
                        "frame rate, with the RFC 2544 26.1 throughput measured in the same run (not available "
-                       "otherwise)",
+                       "otherwise); not measured for a capped size (the longest burst tried passed: the buffer "
+                       "was not found), where both are left empty",
     },
     options=(
         Option("--b2b-trials", "back-to-back: repetitions of the burst search per frame size (sim: 5, board: RFC "
