@@ -11,7 +11,6 @@ wire length minus 4 and its captured bytes are what was stored (at most ``snaple
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from wirespeed import regs
 
 from .errors import DeviceError
+from .safeio import atomic_file
 
 __all__ = ["CapturedFrame", "CaptureStatus", "TRIGGERS", "STATES", "SNAPLEN_MIN", "SNAPLEN_MAX",
            "arm_capture", "capture_status", "read_capture", "write_pcap"]
@@ -129,23 +129,12 @@ def write_pcap(path: str | os.PathLike, frames: Iterable[CapturedFrame], *, epoc
         raise ValueError(f"epoch_ns must be an integer >= 0, not {epoch_ns!r}")
     frames = list(frames)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            writer = PcapWriter(f, linktype=LINKTYPE_ETHERNET, nano=True, snaplen=65535)
-            writer.write_header(None)
-            for frame in frames:
-                t = epoch_ns + frame.ts_ns
-                writer.write_packet(frame.data, sec=t // 1_000_000_000, usec=t % 1_000_000_000,
-                                    caplen=len(frame.data), wirelen=max(len(frame.data), frame.wire_len - FCS_LEN))
-            writer.flush()
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_file(path, binary=True) as f:
+        writer = PcapWriter(f, linktype=LINKTYPE_ETHERNET, nano=True, snaplen=65535)
+        writer.write_header(None)
+        for frame in frames:
+            t = epoch_ns + frame.ts_ns
+            writer.write_packet(frame.data, sec=t // 1_000_000_000, usec=t % 1_000_000_000,
+                                caplen=len(frame.data), wirelen=max(len(frame.data), frame.wire_len - FCS_LEN))
+        writer.flush()
     return path

@@ -1,9 +1,11 @@
 """Writing results so that a failure (a full disk, a permission, a path) loses nothing already
 written and is reported in one line naming the file.
 
-* :func:`atomic_write_text`: a reader sees the old or the new file, whole (temporary file in
-  the same folder, fsync, rename); on failure the temporary file is removed, which gives its
-  space back.
+* :func:`atomic_write_text` (:func:`atomic_file` for any writer): a reader sees the old or
+  the new file, whole (temporary file in the same folder, fsync, rename); on failure the
+  temporary file is removed, which gives its space back. The file gets the mode any new file
+  gets (0666 less the umask: 0644 under umask 022), so colleagues and a web server can read
+  results.
 * :func:`append_line`: one line at the end of a log file, on disk before it returns; on
   failure the file is cut back to where it was, so it never ends in half a line.
 * :func:`patch_status`: the last resort when a full rewrite cannot be written: the record's
@@ -13,13 +15,16 @@ written and is reported in one line naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 from .errors import WirespeedError
 
-__all__ = ["WriteError", "atomic_write_text", "append_line", "patch_status", "describe_os_error"]
+__all__ = ["WriteError", "atomic_write_text", "atomic_file", "append_line", "patch_status", "describe_os_error"]
 
 
 class WriteError(WirespeedError):
@@ -42,16 +47,38 @@ def describe_os_error(exc: OSError) -> str:
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that a reader sees the old or the new file, whole.
     Raises OSError (nothing changed at ``path``)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with atomic_file(path) as f:
+        f.write(text)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, *, binary: bool = False) -> Iterator[IO[Any]]:
+    """A new file open for writing (text, UTF-8, or ``binary``) that replaces ``path`` whole
+    when the block ends, fsynced; if the block raises, ``path`` is left as it was. OSError
+    when it cannot be written (nothing changed at ``path``)."""
+    path = Path(path)
+    fd, tmp = _new_temp(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def _new_temp(path: Path) -> tuple[int, Path]:
+    """A temporary file beside ``path``, created as a new file is (mode 0666 less the umask;
+    ``tempfile.mkstemp`` would make it 0600, and the rename keeps that)."""
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666), tmp
+        except FileExistsError:     # another writer's name: draw again
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
 
 
 def append_line(fd: int, path: Path, line: str) -> None:

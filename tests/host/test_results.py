@@ -2,6 +2,8 @@
 
 import csv
 import json
+import os
+import stat
 
 import pytest
 from fakes import make_trial
@@ -150,3 +152,30 @@ def test_atomic_write_replaces_whole_file(tmp_path):
     atomic_write_text(path, "a\n" * 1000)
     atomic_write_text(path, "b\n")
     assert path.read_text() == "b\n" and [p.name for p in tmp_path.iterdir()] == ["x.csv"]
+
+
+@pytest.fixture
+def umask():
+    """Set the process's umask for the test (``umask(0o022)``), and put it back after."""
+    before = os.umask(0o022)
+    os.umask(before)
+    yield os.umask
+    os.umask(before)
+
+
+def test_results_files_have_the_mode_of_any_new_file(tmp_path, header, umask):
+    """Results are written atomically through a temporary file, yet created as any new file
+    is (0666 less the umask), not 0600, so colleagues and a web server can read them."""
+    from wirespeed.capture import write_pcap
+
+    umask(0o022)
+    writer = ResultsWriter(tmp_path / "out", header)
+    writer.record_trial(make_trial(64, 400_000.0, 4000, 4000))
+    writer.finish("complete")
+    write_pcap(tmp_path / "out" / "capture.pcap", [])
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in writer.out_dir.iterdir()}
+    assert "results.json" in modes and "Throughput.csv" in modes and "capture.pcap" in modes
+    assert modes == dict.fromkeys(modes, 0o644)
+    umask(0o027)
+    atomic_write_text(tmp_path / "x.csv", "a\n")
+    assert stat.S_IMODE((tmp_path / "x.csv").stat().st_mode) == 0o640

@@ -9,8 +9,6 @@ map out from the gateware's declaration (and keep it in the store).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from wirespeed.gateware.regmap import MAGIC, RegisterMap
 
 from ..errors import DeviceMismatch
 from ..paths import regmap_store
+from ..safeio import atomic_write_text
 from ..transport import Transport
 
 __all__ = ["save_map", "find_map", "map_of", "MapError"]
@@ -40,15 +39,7 @@ def save_map(rmap: RegisterMap, config_word: int, store: Path | None = None) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.loads(rmap.to_json())
     data["config"] = f"{config_word:#010x}"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
     return path
 
 
