@@ -248,6 +248,32 @@ def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2
 
 
+def test_ctrl_c_before_anything_was_written_names_no_folder(capsys, regmap, tmp_path, monkeypatch):
+    """Ctrl-C during the calibration run: the results folder the run made is gone again, so the
+    message names none and says nothing was written; with --force, where the earlier run went."""
+    from wirespeed.cli import rfc2544
+
+    def interrupted(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rfc2544, "resolve_calibration", interrupted)
+    out = tmp_path / "run"
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(out), *FAST)
+        assert code == 130 and not out.exists(), err
+        assert err.splitlines() == ["wirespeed: interrupted before anything was measured; no results were written"]
+        out.mkdir()
+        (out / "results.json").write_text(json.dumps({"test": "rfc2544-throughput", "status": "complete"}))
+        code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(out), "--force", *FAST)
+    assert code == 130 and not out.exists(), err
+    aside, = tmp_path.glob("run.replaced-*")
+    assert (aside / "results.json").is_file()
+    assert err.splitlines()[0] == "wirespeed: interrupted before anything was measured; no results were written"
+    assert err.splitlines()[1].startswith(f"wirespeed: note: --force: the run that was in {out} ")
+    assert err.splitlines()[1].endswith(f"is now in {aside}")
+
+
 # wirespeed capture: bad input ------------------------------------------------------------------------
 
 

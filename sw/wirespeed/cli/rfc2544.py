@@ -12,10 +12,10 @@ import contextlib
 import inspect
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -256,9 +256,21 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
                 _report_after_run(out)
             _exit_on_missed(verdicts)
         except KeyboardInterrupt:
-            err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False,
-                              soft_wrap=True)
-            raise typer.Exit(130) from None
+            _interrupted(out, notes)
+
+
+def _interrupted(out: Path, notes: Sequence[str] = ()) -> NoReturn:
+    """Ctrl-C: where the results so far are, or that nothing was written (the folder, if the
+    run made it, is removed again when the claim ends); then exit 130. ``notes``: what was
+    done before the run started (a run moved aside by --force)."""
+    if (out / "results.json").is_file():
+        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
+    else:
+        err_console.print("wirespeed: interrupted before anything was measured; no results were written",
+                          highlight=False, soft_wrap=True)
+        for note in notes:
+            err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
+    raise typer.Exit(130)
 
 
 @contextlib.contextmanager
@@ -470,9 +482,7 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
             _report_after_run(run_dir)
         _exit_on_missed(verdicts)
     except KeyboardInterrupt:
-        err_console.print(f"wirespeed: interrupted; results so far are in {run_dir}/", highlight=False,
-                          soft_wrap=True)
-        raise typer.Exit(130) from None
+        _interrupted(run_dir)
 
 
 def _recorded_dut(record: RunRecord) -> str | RtlDut:
