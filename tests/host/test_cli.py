@@ -16,6 +16,8 @@ from wirespeed.gateware.config import BOARD_25F, SIM
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
+from wirespeed.rfc2544 import registry
+from wirespeed.rfc2544.plan import Plan
 
 
 def run(capsys, *argv):
@@ -39,7 +41,7 @@ def assert_one_line_error(err, field):
     (["rfc2544", "--trial-duration", "10parsecs"], "--trial-duration"),
     (["rfc2544", "--trial-duration", "0ms"], "--trial-duration"),
     (["rfc2544", "--wait", "soon"], "--wait"),
-    (["rfc2544", "--tests", "throughput,latency"], "--tests"),
+    (["rfc2544", "--tests", "throughput,jitter"], "--tests"),
     (["rfc2544", "--resolution", "0"], "--resolution"),
     (["rfc2544", "--resolution", "abc"], "--resolution"),
     (["rfc2544", "--max-trials", "0"], "--max-trials"),
@@ -246,6 +248,43 @@ def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):
     record = json.loads((tmp_path / "results.json").read_text())
     assert record["status"] == "interrupted" and len(record["trials"]) == 2
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("typed, name", [
+    ("throughput", "throughput"), ("latency", "throughput"), ("frame_loss", "frame-loss"),
+    ("frame-loss", "frame-loss"), ("back_to_back", "back-to-back"), ("Back-to-Back", "back-to-back"),
+    ("system_recovery", "system-recovery"), ("recovery", "system-recovery"), ("reset", "reset"),
+])
+def test_tests_takes_the_rfc2544_names_users_type(typed, name):
+    """Every other tester's names for the RFC 2544 tests, as aliases of the registry's."""
+    assert Plan(tests=[typed]).tests == [name]
+
+
+def test_tests_latency_runs_the_throughput_test_and_a_bad_name_lists_the_names(capsys, regmap, tmp_path):
+    """26.2 latency is measured by the throughput test: ``--tests latency`` runs it; a name no
+    test has is one line listing every name, aliases included."""
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, out, err = run(capsys, "rfc2544", "--target", server.url, "--dut", "a cable", "--out", str(tmp_path),
+                             "--json", "--tests", "latency", *FAST)
+    assert code == 0, err
+    assert [t["name"] for t in json.loads(out)["tests"]] == ["throughput"]
+    code, _, err = run(capsys, "rfc2544", "--tests", "throughput,jitter")
+    assert code == 2
+    assert err == ("wirespeed: error: --tests: one or more of throughput (or latency), frame-loss, back-to-back, "
+                   "system-recovery (or recovery), reset; not 'jitter'\n")
+
+
+def test_the_help_summary_lists_every_registered_test(capsys, monkeypatch):
+    """``rfc2544 --help`` summarises the command from the registry, not by hand: every test by
+    section and title, with what it includes (26.2 latency, RFC 9004's buffer time)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run(capsys, "rfc2544", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and f"RFC 2544 benchmarks against a simulated or real DUT: {registry.summary()}." in text
+    for test in registry.all_tests():
+        assert f"{test.section} {test.title.lower()}" in registry.summary()
+    assert "26.1 throughput with 26.2 latency" in text and "26.4 back-to-back frames with RFC 9004 buffer time" in text
 
 
 def test_ctrl_c_before_anything_was_written_names_no_folder(capsys, regmap, tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ def run(capsys, *argv):
 
 
 @pytest.mark.parametrize("argv, field", [
-    (["--tests", "back-to-back,latency"], "--tests"),
+    (["--tests", "back-to-back,jitter"], "--tests"),
     (["--b2b-trials", "0"], "--b2b-trials"),
     (["--b2b-trials", "many"], "--b2b-trials"),
     (["--b2b-max-burst", "0"], "--b2b-max-burst"),

@@ -239,8 +239,8 @@ def test_the_loaded_file_is_kept_for_the_results(tmp_path):
     ("run.toml", "resolution = 0\n", "run.toml: resolution: a percentage of line rate in (0, 100], e.g. 0.1; "
                                      "not '0'"),
     ("run.toml", "sizes = [64, 9000]\n", "run.toml: sizes: frame size 9000: the tester sends 64..1518 bytes"),
-    ("run.toml", 'tests = ["latency"]\n', "run.toml: tests: one or more of throughput, frame-loss, back-to-back, "
-                                          "system-recovery, reset; not 'latency'"),
+    ("run.toml", 'tests = ["jitter"]\n', "run.toml: tests: one or more of throughput (or latency), frame-loss, "
+                                         "back-to-back, system-recovery (or recovery), reset; not 'jitter'"),
     ("run.toml", "max-trials = 0\n", "run.toml: max-trials: "),
     ("run.yaml", "trial-duration: 10 parsecs\n", "run.yaml: trial-duration: "),
     ("run.toml", 'address = ["5"]\n', "run.toml: address: PORT:mac=MAC,ipv4=ADDR,ipv6=ADDR"),

@@ -61,7 +61,7 @@ def _common(
     config_file: Annotated[Path | None, config_option()] = None,
     tests: Annotated[Any, typer.Option(parser=parser(lambda text: _tests(text)), metavar="LIST",
                                        help="Tests to run (RFC 2544 order whatever the order given): "
-                                            f"{', '.join(registry.names())}.")] = "throughput",
+                                            f"{registry.allowed()}.")] = "throughput",
     sizes: Annotated[Any, typer.Option(parser=parser(parse.size_points_list), metavar="LIST",
                                        help="Frame sizes in bytes (FCS included) and IMIX mixes (RFC 6985), "
                                             "e.g. 64,1518,imix:aaaaaaag or imix:64:7,576:4,1518:1.")
@@ -302,8 +302,7 @@ def _signature() -> inspect.Signature:
 rfc2544.__signature__ = _signature()       # type: ignore[attr-defined]
 rfc2544.__annotations__ = {p.name: p.annotation for p in rfc2544.__signature__.parameters.values()}  # type: ignore[attr-defined]
 rfc2544.__doc__ = ("RFC 2544 benchmarks against a simulated or real DUT: "
-                   + ", ".join(f"{t.section} {t.title.lower()}" for t in registry.all_tests())
-                   + " (26.2 latency runs with throughput; RFC 9004's buffer time with back-to-back).")
+                   + registry.summary() + ".")
 app.command(name="rfc2544")(rfc2544)
 
 

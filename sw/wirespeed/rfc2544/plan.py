@@ -51,7 +51,8 @@ class Plan(BaseModel):
     model_config = ConfigDict(validate_assignment=True)
 
     tests: list[str] = Field(default_factory=lambda: ["throughput"],
-                             description="RFC 2544 tests (registry names), run in RFC order")
+                             description="RFC 2544 tests (registry names; an alias becomes its "
+                                                         "test's name), run in RFC order")
     sizes: list[int | str] = Field(default_factory=lambda: list[int | str](RFC_SIZES),
                                    description="frame sizes in bytes (FCS included) and IMIX mixes")
     trial_duration_ns: int | None = Field(None, gt=0, description="None: 10 ms in simulation, 60 s on a board")
@@ -81,7 +82,7 @@ class Plan(BaseModel):
         for name in tests:
             test = registry.resolve_name(name)
             if test is None:
-                raise ValueError(f"one or more of {', '.join(registry.names())}; not {name!r}")
+                raise ValueError(f"one or more of {registry.allowed()}; not {name!r}")
             resolved.append(test)
         return [t for t in registry.names() if t in resolved]
 

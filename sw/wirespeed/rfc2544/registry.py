@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from .estimate import DutHint, SizeEstimate
     from .plan import Plan
 
-__all__ = ["Option", "Metric", "Table", "TestType", "register", "all_tests", "get", "names", "resolve_name"]
+__all__ = ["Option", "Metric", "Table", "TestType", "register", "all_tests", "get", "names", "resolve_name",
+           "allowed", "summary"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,9 @@ class TestType:
     ``summary(results, record)`` the console tables. ``metrics``: the figures an expectation may
     name (``--expect``). ``needs``: tests whose results it uses, each
     with why (their results reach it through the context), ``blocks``: optional gateware blocks it needs
-    (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why). ``estimate(config,
+    (a :class:`~wirespeed.gateware.config.TesterConfig` attribute -> why). ``aliases``: other names
+    users type for it (``--tests``; any name matches with ``_`` for ``-``, in any case);
+    ``includes``: what else it measures, as (section, what) (the command's summary). ``estimate(config,
     dut)``: per frame size, the trials the procedure is expected to run against the DUT
     ``dut`` and their time on the wire (:mod:`wirespeed.rfc2544.estimate`; None: no estimate)."""
 
@@ -108,6 +111,7 @@ class TestType:
     blocks: Mapping[str, str] = field(default_factory=dict)
     aliases: Sequence[str] = ()
     metrics: Sequence[Metric] = ()
+    includes: Sequence[tuple[str, str]] = ()
     one_result: bool = False        # one result for the run (at the smallest size), not one per size
     done_sizes: Callable[[Sequence[Any], Any], set[Any]] | None = None
     estimate: Callable[[Any, DutHint], list[SizeEstimate]] | None = None
@@ -121,12 +125,17 @@ _TESTS: dict[str, TestType] = {}
 _discovered = False
 
 
+def _key(name: str) -> str:
+    """The form names are matched in: ``Frame_Loss`` is ``frame-loss``."""
+    return name.strip().lower().replace("_", "-")
+
+
 def register(test: TestType) -> TestType:
     """Add ``test`` to the registry (a suite module does this at import)."""
-    known = {alias: t.name for t in _TESTS.values() for alias in (t.name, *t.aliases)}
+    known = {_key(alias): t.name for t in _TESTS.values() for alias in (t.name, *t.aliases)}
     for name in (test.name, *test.aliases):
-        if name in known and known[name] != test.name:
-            raise ValueError(f"test name {name!r} is taken by {known[name]!r}")
+        if known.get(_key(name), test.name) != test.name:
+            raise ValueError(f"test name {name!r} is taken by {known[_key(name)]!r}")
     _TESTS[test.name] = test
     return test
 
@@ -156,13 +165,26 @@ def get(name: str) -> TestType:
     _discover()
     resolved = resolve_name(name)
     if resolved is None:
-        raise KeyError(f"one or more of {', '.join(names())}; not {name!r}")
+        raise KeyError(f"one or more of {allowed()}; not {name!r}")
     return _TESTS[resolved]
 
 
 def resolve_name(name: str) -> str | None:
+    """The registered name of the test ``name`` names (its name or an alias, ``_`` for ``-``, any
+    case); None for none."""
     _discover()
     for test in _TESTS.values():
-        if name == test.name or name in test.aliases:
+        if _key(name) in {_key(n) for n in (test.name, *test.aliases)}:
             return test.name
     return None
+
+
+def allowed() -> str:
+    """The test names, in RFC 2544 order, each with its aliases: what ``--tests`` takes."""
+    return ", ".join(t.name + (f" (or {', '.join(t.aliases)})" if t.aliases else "") for t in all_tests())
+
+
+def summary() -> str:
+    """Every test, by RFC 2544 section and title, with what it includes (the command's help)."""
+    return ", ".join(f"{t.section} {t.title.lower()}"
+                     + "".join(f" with {section} {what}" for section, what in t.includes) for t in all_tests())

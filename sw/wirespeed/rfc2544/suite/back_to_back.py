@@ -309,6 +309,7 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> BackToBackConfig:
 
 TEST = register(TestType(
     name="back-to-back", section="26.4", title="Back-to-back frames", order=3,
+    includes=(("RFC 9004", "buffer time"),),
     files=("Back_to_Back.csv",),
     config=BackToBackConfig, result=BackToBackResult, configure=_configure, run=run,
     tables=lambda results, record: {"Back_to_Back.csv": (BACK_TO_BACK_COLUMNS, back_to_back_csv(list(results)))},

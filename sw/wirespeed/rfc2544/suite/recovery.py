@@ -206,7 +206,7 @@ def _configure(plan: Any, options: Mapping[str, Any]) -> RecoveryConfig:
 
 
 TEST = register(TestType(
-    name="system-recovery", section="26.5", title="System recovery", order=4,
+    name="system-recovery", section="26.5", title="System recovery", order=4, aliases=("recovery",),
     files=("System_Recovery.csv",),
     config=RecoveryConfig, result=RecoveryResult, configure=_configure, run=run,
     tables=lambda results, record: {"System_Recovery.csv": (RECOVERY_COLUMNS, recovery_csv(list(results)))},

@@ -510,7 +510,8 @@ def _latency_max_us(r: ThroughputResult) -> float | None:
 
 
 TEST = register(TestType(
-    name="throughput", section="26.1", title="Throughput", order=1,
+    name="throughput", section="26.1", title="Throughput", order=1, aliases=("latency",),
+    includes=(("26.2", "latency"),),
     files=("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv"),
     config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
     summary=_summary, definitions=DEFINITIONS, estimate=_estimate,
