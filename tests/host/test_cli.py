@@ -287,6 +287,32 @@ def test_the_help_summary_lists_every_registered_test(capsys, monkeypatch):
     assert "26.1 throughput with 26.2 latency" in text and "26.4 back-to-back frames with RFC 9004 buffer time" in text
 
 
+def test_the_help_reads_at_80_columns(capsys, monkeypatch):
+    """``rfc2544 --help`` on an 80-column terminal: nothing cut (no "…", every default whole),
+    the options in panels by what they are for, none wrapped over more than 6 lines."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "rfc2544", "--help")
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80 and "…" not in out
+    text = " ".join(" ".join(line.strip("│╭╮╰╯─ ").split()) for line in lines)
+    for default in ("throughput", "64,128,256,512,1024,1280,1518", "sim", "1x1", "0.1", "loss-informed",
+                    "bit-forwarding", "auto", "learning", "etherbone", "results"):
+        assert f"[default: {default}]" in text
+    panels = [line.strip("╭─ ").split(" ─")[0] for line in lines if line.startswith("╭─")]
+    assert panels == ["Options", "Throughput (RFC 2544 26.1)", "Latency (RFC 2544 26.2)",
+                      "Frame loss rate (RFC 2544 26.3)", "Back-to-back frames (RFC 2544 26.4)",
+                      "System recovery (RFC 2544 26.5)", "Reset (RFC 2544 26.6)", "Verdicts (for CI)",
+                      "Learning (RFC 2544 section 23)", "Simulation", "Output"]
+    heights: dict[str, int] = {}
+    for line in lines:
+        if line.startswith("│ --"):
+            option = line.split()[1]
+            heights[option] = 0
+        if line.startswith("│"):
+            heights[option] += 1
+    assert len(heights) > 30 and max(heights.values()) <= 6, heights
+
+
 def test_ctrl_c_before_anything_was_written_names_no_folder(capsys, regmap, tmp_path, monkeypatch):
     """Ctrl-C during the calibration run: the results folder the run made is gone again, so the
     message names none and says nothing was written; with --force, where the earlier run went."""

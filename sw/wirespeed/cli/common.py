@@ -64,18 +64,18 @@ def _config_file(ctx: typer.Context, value: Path | None) -> None:
 
 def config_option() -> Any:
     return typer.Option("--config", metavar="FILE", callback=_config_file, is_eager=True,
-                        help="Option values from a TOML or YAML file (keys: the long option names); options "
-                             "given here override it (docs/config.md).")
+                        help="Option values from a TOML or YAML file, keyed by long option name; options given "
+                             "here override it (docs/config.md).")
 
 
 def target_option() -> Any:
-    return typer.Option(parser=parser(parse.target), metavar="sim|udp://HOST[:PORT]|serial://DEV",
-                        help="The Verilator simulation, or a board: Etherbone over UDP or over a serial line "
+    return typer.Option(parser=parser(parse.target), metavar="TARGET",
+                        help="sim (the Verilator simulation), or a board: udp://HOST[:PORT] or serial://DEV "
                              "(docs/management.md).")
 
 
 def dut_option(help_text: str | None = None) -> Any:
-    return typer.Option(help=help_text or f"Simulated DUT (e.g. '{DUT_EXAMPLE}'), or a description of a real one.")
+    return typer.Option(help=help_text or f"Simulated DUT, e.g. {DUT_EXAMPLE}, or a description of a real one.")
 
 
 def rtl_dut(dut: str | None, dut_rtl: Sequence[Path], dut_rtl_top: str | None, target: str,

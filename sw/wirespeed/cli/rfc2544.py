@@ -2,7 +2,8 @@
 tester, its events shown as they come (:mod:`.progress`).
 
 The command's options are the run's common ones (below) and each registered test's own
-(:mod:`wirespeed.rfc2544.registry`), shown in a help panel per test; a config file and the web
+(:mod:`wirespeed.rfc2544.registry`), shown in help panels by what they are for (each test's,
+learning, simulation, output) so that the help reads at 80 columns; a config file and the web
 form are parsed through the same options.
 """
 
@@ -50,98 +51,97 @@ from .progress import ProgressView, summary_tables, verdict_table
 __all__ = ["rfc2544", "RESUME_ALLOWED"]
 
 RESUME_ALLOWED = ("resume", "json_out", "target", "junit")     # options that may come with --resume
-PANEL_RUN = "Run"
+PANEL_LEARNING, PANEL_SIM, PANEL_OUTPUT = "Learning (RFC 2544 section 23)", "Simulation", "Output"
 PANEL_VERDICTS = "Verdicts (for CI)"
 #: the exit code of a run that completed but missed an expectation (--expect)
 EXIT_EXPECTATION = 3
+
+
+def _panel_of(flag: str) -> str:
+    """The help panel of a test's option, for a common option that belongs with it."""
+    return next(test.panel(opt) for test in registry.all_tests() for opt in test.options if opt.flag == flag)
 
 
 def _common(
     ctx: typer.Context,
     config_file: Annotated[Path | None, config_option()] = None,
     tests: Annotated[Any, typer.Option(parser=parser(lambda text: _tests(text)), metavar="LIST",
-                                       help="Tests to run (RFC 2544 order whatever the order given): "
-                                            f"{registry.allowed()}.")] = "throughput",
+                                       help=f"Tests, run in RFC 2544 order: {registry.allowed()}.")] = "throughput",
     sizes: Annotated[Any, typer.Option(parser=parser(parse.size_points_list), metavar="LIST",
                                        help="Frame sizes in bytes (FCS included) and IMIX mixes (RFC 6985), "
-                                            "e.g. 64,1518,imix:aaaaaaag or imix:64:7,576:4,1518:1.")
+                                            "e.g. 64,1518,imix:aaaaaaag.")
                      ] = "64,128,256,512,1024,1280,1518",
     target: Annotated[str, target_option()] = "sim",
     dut: Annotated[str | None, dut_option()] = None,
-    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("results"),
+    out: Annotated[Path, typer.Option(metavar="DIR", help="Results folder.", rich_help_panel=PANEL_OUTPUT)
+                   ] = Path("results"),
     trial_duration: Annotated[Any, typer.Option(parser=parser(parse.positive_duration), metavar="DURATION",
                                                 help="Trial length (sim: 10ms, board: 60s).")] = None,
     wait: Annotated[Any, typer.Option(parser=parser(parse.duration), metavar="DURATION",
-                                      help="Wait after each trial before reading counters "
-                                           "(sim: 1ms, board: 2s).")] = None,
+                                      help="Wait after each trial for frames in flight (sim: 1ms, board: 2s).")
+                    ] = None,
     calibration: Annotated[str, typer.Option(
-        metavar="auto|none|FILE",
-        help="Tester pipeline delay to subtract from latency: a file from 'wirespeed calibrate'; auto: on sim a "
-             "calibration run on a zero-delay loopback simulation first, on a board none; none: raw "
-             "latency.")] = "auto",
+        metavar="auto|none|FILE", rich_help_panel=_panel_of("--latency-trials"),
+        help="Tester delay subtracted from latency: a 'wirespeed calibrate' file; auto: sim a calibration run "
+             "first, a board none; none: raw.")] = "auto",
     learning: Annotated[bool, typer.Option(
-        "--learning/--no-learning",
-        help="Before the first trial: set the ports' addresses, answer ARP/ND, send gratuitous ARP, "
-             "unsolicited NA and learning frames, then wait --settle (RFC 2544 section 23).")] = True,
-    learning_frames: Annotated[int, typer.Option(min=0, max=1_000_000,
+        "--learning/--no-learning", metavar="", rich_help_panel=PANEL_LEARNING,
+        help="Before the first trial: addresses, ARP/ND, learning frames, --settle.")] = True,
+    learning_frames: Annotated[int, typer.Option(min=0, max=1_000_000, metavar="N", rich_help_panel=PANEL_LEARNING,
                                                  help="Learning frames from each port to its peer.")] = 4,
     settle: Annotated[Any, typer.Option(parser=parser(parse.duration), metavar="DURATION",
+                                        rich_help_panel=PANEL_LEARNING,
                                         help="Wait after the learning frames (sim: 1ms, board: 2s).")] = None,
     address: Annotated[list[str] | None, typer.Option(
-        metavar="PORT:mac=..,ipv4=..,ipv6=..",
-        help="A tester port's own addresses (repeatable); defaults 02:00:00:00:00:0<port+1>, 198.18.0.1 / "
-             "198.19.0.1, 2001:2::1 / 2001:2:0:1::1.")] = None,
+        metavar="PORT:ADDRS", rich_help_panel=PANEL_LEARNING,
+        help="A port's own mac=, ipv4=, ipv6=, e.g. 1:ipv4=198.19.0.9 (repeatable).")] = None,
     bidirectional: Annotated[bool, typer.Option(
-        "--bidirectional", help="Both ports send, each to the other, at the offered rate (rates are per "
-                                "direction); back-to-back bursts stay one-way.")] = False,
+        "--bidirectional", metavar="", help="Both ports send, each to the other; rates per direction (bursts "
+                                            "stay one-way).")] = False,
     flows: Annotated[Any, typer.Option(
-        parser=parser(parse.flows), metavar="SOURCESxDESTINATIONS",
-        help="IPv4 flows per direction, e.g. 100x20: 100 source addresses each sending to 20 destination "
-             "addresses (counting up from the ports' addresses).")] = "1x1",
-    json_out: Annotated[bool, typer.Option("--json", help="Print results.json on stdout.")] = False,
+        parser=parser(parse.flows), metavar="SxD",
+        help="IPv4 flows per direction: S source addresses each sending to D destinations, e.g. 100x20.")] = "1x1",
+    json_out: Annotated[bool, typer.Option("--json", metavar="", rich_help_panel=PANEL_OUTPUT,
+                                           help="Print results.json on stdout.")] = False,
     dut_rtl: Annotated[list[Path] | None, typer.Option(
-        metavar="FILE", help="Your own Verilog design as the DUT, simulated with the tester (interface in "
-                             "docs/dut-rtl.md); instead of --dut. Repeatable: every source file.")] = None,
+        metavar="FILE", rich_help_panel=PANEL_SIM,
+        help="Your Verilog design as the DUT (docs/dut-rtl.md), instead of --dut; repeatable: every "
+             "source.")] = None,
     dut_rtl_include: Annotated[list[Path] | None, typer.Option(
-        metavar="DIR", help="A folder of --dut-rtl's `include files (repeatable; each source's own folder is "
-                            "searched after these).")] = None,
+        metavar="DIR", rich_help_panel=PANEL_SIM, help="A folder of its `include files (repeatable).")] = None,
     dut_rtl_filelist: Annotated[list[Path] | None, typer.Option(
-        metavar="FILE", help="A Verilator file list (-f) of the design: files, +incdir+/-I, +define+ "
-                             "(repeatable; with or instead of --dut-rtl).")] = None,
+        metavar="FILE", rich_help_panel=PANEL_SIM,
+        help="A Verilator file list (-f) of the design (repeatable; with or instead of --dut-rtl).")] = None,
     dut_rtl_top: Annotated[str | None, typer.Option(
-        metavar="NAME", help="The module of the design to use (default: the last one declared).")] = None,
+        metavar="NAME", rich_help_panel=PANEL_SIM,
+        help="The design's top module (default: the last one declared).")] = None,
     management: Annotated[Any, typer.Option(
-        parser=parser(parse.choice("etherbone", "uart")), metavar="etherbone|uart",
-        help="sim only: how the host reaches the simulated tester: etherbone, the harness's server on its "
-             "register bus (fast); uart, the boards' management path (Etherbone over the gateware UART "
-             "bridge, docs/management.md).")] = "etherbone",
+        parser=parser(parse.choice("etherbone", "uart")), metavar="NAME", rich_help_panel=PANEL_SIM,
+        help="How the host reaches the simulation: etherbone (fast) or uart (the boards' path, "
+             "docs/management.md).")] = "etherbone",
     uart_faults: Annotated[Any, typer.Option(
-        parser=parser(lambda text: _fault_rates(text)), metavar="RATES",
-        help="with --management uart: faults on the simulated serial line, per frame in both directions, parts per "
-             "million, e.g. drop=20000,dup=20000,late=20000,corrupt=20000.")] = None,
+        parser=parser(lambda text: _fault_rates(text)), metavar="RATES", rich_help_panel=PANEL_SIM,
+        help="With --management uart: serial-line faults per frame, ppm: drop=N,dup=N,late=N,corrupt=N.")] = None,
     resume: Annotated[Path | None, typer.Option(
-        metavar="DIR", help="Continue the interrupted or failed run whose --out folder is DIR, with its recorded "
-                            "parameters (only --json, and --target for a board at a new address, may be given): "
-                            "the frame sizes it finished are kept, the others measured (docs/rfc2544.md).")] = None,
+        metavar="DIR", rich_help_panel=PANEL_OUTPUT,
+        help="Continue the interrupted or failed run in DIR, with its recorded parameters "
+             "(docs/rfc2544.md).")] = None,
     expect: Annotated[list[str] | None, typer.Option(
-        metavar="METRIC>=VALUE[@SIZES]", rich_help_panel=PANEL_VERDICTS,
-        help="A threshold the results must meet, e.g. throughput_pct>=99@64 (repeatable; OP >=, <=, >, <, ==; "
-             "@SIZES default all): printed as verdicts, recorded, and a miss makes the exit code 3. METRIC: "
-             + ", ".join(metric_names()) + ".")] = None,
+        metavar="EXPR", rich_help_panel=PANEL_VERDICTS,
+        help="A threshold, e.g. throughput_pct>=99@64 (@SIZES optional; repeatable; a miss exits 3). METRIC: "
+             + ", ".join(name.split(" ")[0] for name in metric_names()) + ".")] = None,
     max_latency: Annotated[Any, typer.Option(
         parser=parser(parse.positive_duration), metavar="DURATION", rich_help_panel=PANEL_VERDICTS,
-        help="Same as --expect latency_us<=DURATION at every size (RFC 2544 26.2 latency, measured definition).")
-    ] = None,
+        help="As --expect latency_us<=DURATION.")] = None,
     max_loss: Annotated[Any, typer.Option(
         parser=parser(parse.loss_tolerance), metavar="PCT", rich_help_panel=PANEL_VERDICTS,
-        help="Same as --expect loss_pct<=PCT at every size (frame loss rate at the highest load).")] = None,
+        help="As --expect loss_pct<=PCT.")] = None,
     junit: Annotated[Path | None, typer.Option(
         metavar="FILE", rich_help_panel=PANEL_VERDICTS,
-        help="Also write the run as JUnit XML: a test case per test and frame size, failed by a missed "
-             "expectation.")] = None,
+        help="Also write the run as JUnit XML.")] = None,
     force: Annotated[bool, typer.Option(
-        "--force", help="--out may hold an earlier run: it is moved aside, whole, to OUT.replaced-<time> (never "
-                        "deleted) and this run starts in an empty OUT.")] = False,
+        "--force", metavar="", rich_help_panel=PANEL_OUTPUT,
+        help="Move an earlier run in --out aside, whole, to OUT.replaced-<time>, and start afresh.")] = False,
 ) -> None:
     """The run's common options (the template of the command's signature)."""
 
@@ -182,9 +182,8 @@ def _test_parameters() -> list[inspect.Parameter]:
     """Each registered test's options as typer parameters, in a help panel per test."""
     params = []
     for test in registry.all_tests():
-        panel = f"{test.title} (RFC 2544 {test.section})"
         for opt in test.options:
-            kwargs: dict[str, Any] = {"metavar": opt.metavar, "help": opt.help, "rich_help_panel": panel}
+            kwargs: dict[str, Any] = {"metavar": opt.metavar, "help": opt.help, "rich_help_panel": test.panel(opt)}
             if opt.parse is not None:
                 kind: Any = Any
                 kwargs["parser"] = parser(opt.parse)
@@ -295,8 +294,19 @@ def _claimed(out: Path, *, force: bool = False, resume: bool = False,
 
 
 def _signature() -> inspect.Signature:
+    """The command's parameters: the common ones of the main help panel, each test's, then the
+    other common ones, a test's panel (--calibration) before learning, simulation and output
+    (the help shows panels in the order of their first option)."""
+    def panel(param: inspect.Parameter) -> str | None:
+        info = next(iter(getattr(param.annotation, "__metadata__", ())), None)
+        return getattr(info, "rich_help_panel", None)
+
     common = list(inspect.signature(_common, eval_str=True).parameters.values())
-    return inspect.Signature(common + _test_parameters())
+    order = (PANEL_LEARNING, PANEL_SIM, PANEL_OUTPUT)
+    rest = sorted((p for p in common if panel(p) is not None),
+                  key=lambda p: order.index(panel(p)) + 1 if panel(p) in order else 0)
+    return inspect.Signature([p for p in common if panel(p) is None] + _test_parameters()
+                             + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in rest])
 
 
 rfc2544.__signature__ = _signature()       # type: ignore[attr-defined]

@@ -33,7 +33,7 @@ MANAGEMENT = {
 }
 #: what a build may leave out (TesterConfig attribute -> its name in messages)
 OPTIONAL_BLOCKS = {"stream_stats": "per-stream receive statistics", "responder": "the ARP/ND responder"}
-DUT_EXAMPLE = "router:rate=400000,queue=256,latency=20us"
+DUT_EXAMPLE = "router:rate=400k,queue=256,latency=20us"
 
 
 class ConnectError(WirespeedError):

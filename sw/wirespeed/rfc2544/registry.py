@@ -37,7 +37,8 @@ class Option:
     options (``b2b_trials``). ``parse`` turns the text a user typed into the value or raises
     ValueError with what is allowed (the one-line error's message); without it the value is
     an int (``min``/``max`` inclusive) or a float of ``kind``. ``default`` is the text default
-    shown in help (None: the target decides, ``target_defaults`` by target kind)."""
+    shown in help (None: the target decides, ``target_defaults`` by target kind). ``panel``: the
+    help panel it is shown in (None: its test's)."""
 
     flag: str
     help: str
@@ -48,6 +49,7 @@ class Option:
     min: int | None = None
     max: int | None = None
     target_defaults: Mapping[str, Any] = field(default_factory=dict)
+    panel: str | None = None
 
     @property
     def name(self) -> str:
@@ -115,6 +117,10 @@ class TestType:
     one_result: bool = False        # one result for the run (at the smallest size), not one per size
     done_sizes: Callable[[Sequence[Any], Any], set[Any]] | None = None
     estimate: Callable[[Any, DutHint], list[SizeEstimate]] | None = None
+
+    def panel(self, option: Option) -> str:
+        """The help panel ``option`` (one of this test's) is shown in."""
+        return option.panel or f"{self.title} (RFC 2544 {self.section})"
 
     def notes(self, config: Any) -> list[str]:
         notes = getattr(config, "notes", None)

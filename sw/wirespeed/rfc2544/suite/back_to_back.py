@@ -328,9 +328,9 @@ TEST = register(TestType(
                        "was not found), where both are left empty",
     },
     options=(
-        Option("--b2b-trials", "back-to-back: repetitions of the burst search per frame size (sim: 5, board: RFC "
-                               "2544's 50).", "N", min=1, max=100_000, target_defaults={"sim": 5, "board": 50}),
-        Option("--b2b-max-burst", "back-to-back: the longest burst tried, frames (sim: 1000, board: 2 s of line "
-                                  "rate).", "FRAMES", min=1, max=2**32, target_defaults={"sim": 1000, "board": None}),
+        Option("--b2b-trials", "Burst searches per frame size (sim: 5, board: RFC 2544's 50).", "N", min=1,
+               max=100_000, target_defaults={"sim": 5, "board": 50}),
+        Option("--b2b-max-burst", "The longest burst tried, frames (sim: 1000, board: 2 s of line rate).", "N",
+               min=1, max=2**32, target_defaults={"sim": 1000, "board": None}),
     ),
 ))

@@ -220,9 +220,9 @@ TEST = register(TestType(
                                "lost: definitions.frames_lost), from 100 % of line rate down in steps until two "
                                "successive trials lose nothing, or at explicit load points"},
     options=(
-        Option("--loss-step", "frame-loss: step down from 100 % of line rate, % (RFC 2544: 10 or finer).", "PCT",
+        Option("--loss-step", "Step down from 100 % of line rate, % (RFC 2544: 10 or finer).", "PCT",
                kind="parsed", parse=parse.percentage("10"), default="10"),
-        Option("--loss-points", "frame-loss: explicit loads, % of line rate (e.g. 100,90,75), instead of the "
-                                "stepping.", "LIST", kind="parsed", parse=parse.loss_points),
+        Option("--loss-points", "Loads instead of the steps, % of line rate, e.g. 100,90,75.", "LIST",
+               kind="parsed", parse=parse.loss_points),
     ),
 ))

@@ -222,13 +222,13 @@ TEST = register(TestType(
                            "recovered = no when frames were still being lost when the trial ended (a lower bound)",
     },
     options=(
-        Option("--overload", "system-recovery: time at 110 % of throughput before the rate falls (sim: 4ms, board: "
-                             "the RFC's 60s).", "DURATION", kind="parsed", parse=parse.positive_duration,
-               target_defaults={"sim": 4_000_000, "board": 60_000_000_000}),
-        Option("--recovery", "system-recovery: time at the reduced rate after it fell (sim: 4ms, board: 60s).",
+        Option("--overload", "Time at 110 % of throughput before the rate falls (sim: 4ms, board: the RFC's 60s).",
                "DURATION", kind="parsed", parse=parse.positive_duration,
                target_defaults={"sim": 4_000_000, "board": 60_000_000_000}),
-        Option("--recovery-trials", "system-recovery: repetitions per frame size (sim: 1, board: 5).", "N",
+        Option("--recovery", "Time at the reduced rate after it fell (sim: 4ms, board: 60s).",
+               "DURATION", kind="parsed", parse=parse.positive_duration,
+               target_defaults={"sim": 4_000_000, "board": 60_000_000_000}),
+        Option("--recovery-trials", "Repetitions per frame size (sim: 1, board: 5).", "N",
                min=1, max=1000, target_defaults={"sim": 1, "board": 5}),
     ),
 ))

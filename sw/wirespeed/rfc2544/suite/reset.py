@@ -226,12 +226,11 @@ TEST = register(TestType(
                  "to the first after; loss reset time (frame-loss method) = frames lost / offered rate",
     },
     options=(
-        Option("--reset-at", "reset: when the DUT is reset, after the trial started (default: a quarter of the "
-                             "trial).", "DURATION", kind="parsed", parse=parse.positive_duration),
-        Option("--reset-hook", "reset on a bench: the command that resets the DUT (e.g. one that power-cycles it); "
-                               "in simulation the DUT model (reboot=TIME) is reset through the simulation.",
-               "COMMAND", kind="text"),
-        Option("--reset-trials", "reset: repetitions (sim: 1, board: 5).", "N", min=1, max=1000,
+        Option("--reset-at", "When the DUT is reset, from the trial's start (default: a quarter of the trial).",
+               "DURATION", kind="parsed", parse=parse.positive_duration),
+        Option("--reset-hook", "On a bench, the command that resets the DUT (e.g. power-cycles it); a simulated "
+                               "DUT is reset by the simulation (its reboot=TIME).", "COMMAND", kind="text"),
+        Option("--reset-trials", "Repetitions (sim: 1, board: 5).", "N", min=1, max=1000,
                target_defaults={"sim": 1, "board": 5}),
     ),
 ))

@@ -490,6 +490,10 @@ DEFINITIONS = {
     "measured_rx_fps": "(test frames received - 1) / (last - first receive timestamp)",
 }
 
+LATENCY_SECTION = "26.2"      # measured at the throughput rate, so part of this test; its options have their own panel
+LATENCY_PANEL = f"Latency (RFC 2544 {LATENCY_SECTION})"
+
+
 def _latency_figures(r: ThroughputResult) -> tuple[float | None, float | None]:
     """RFC 2544 26.2 figures (mean, max) in the measured definition, ns."""
     if r.repeated_latency:
@@ -511,7 +515,7 @@ def _latency_max_us(r: ThroughputResult) -> float | None:
 
 TEST = register(TestType(
     name="throughput", section="26.1", title="Throughput", order=1, aliases=("latency",),
-    includes=(("26.2", "latency"),),
+    includes=((LATENCY_SECTION, "latency"),),
     files=("Throughput.csv", "Latency.csv", "Latency_Trials.csv", "Latency_Histograms.csv"),
     config=ThroughputConfig, result=ThroughputResult, configure=_configure, run=run, tables=_tables,
     summary=_summary, definitions=DEFINITIONS, estimate=_estimate,
@@ -526,22 +530,20 @@ TEST = register(TestType(
     options=(
         Option("--resolution", "Search resolution, % of line rate.", "PCT", kind="parsed",
                parse=parse.percentage("0.1"), default="0.1"),
-        Option("--max-trials", "Trials per frame size at most.", min=1, default="32"),
-        Option("--search", "throughput search: bisect (RFC 2544's binary search) or loss-informed (the next rate "
-                           "from what the last failed trial got through; same resolution, fewer trials).",
-               "loss-informed|bisect", kind="parsed", parse=parse.choice("loss-informed", "bisect"),
-               default="loss-informed"),
-        Option("--loss-tolerance", "throughput: a trial passes if it loses at most this % of its frames (RFC 2544: "
-                                   "0; reported).", "PCT", kind="parsed", parse=parse.loss_tolerance, default="0"),
-        Option("--search-duration", "throughput: length of the search trials (default: --trial-duration); shorter "
-                                    "ones are followed by a confirmation trial of --trial-duration at the rate "
-                                    "found.", "DURATION", kind="parsed", parse=parse.positive_duration),
-        Option("--latency-trials", "RFC 2544 26.2: latency trials repeated at each size's throughput rate, their "
-                                   "mean reported (sim: 2, board: the RFC's 20; 0: none).", "N", min=0, max=1000,
-               target_defaults={"sim": 2, "board": 20}),
-        Option("--latency-definition", "Latency definition the hardware measures (RFC 1242 3.8): first bit in to "
-                                       "first bit out, or last bit in to first bit out; the other is derived "
-                                       "(exact for one frame size).", "bit-forwarding|store-and-forward",
-               kind="parsed", parse=_latency_definition, default="bit-forwarding"),
+        Option("--max-trials", "Trials per frame size at most.", "N", min=1, default="32"),
+        Option("--search", "loss-informed (the next rate from what the last failure got through: fewer trials) "
+                           "or bisect (RFC 2544's binary search).",
+               "NAME", kind="parsed", parse=parse.choice("loss-informed", "bisect"), default="loss-informed"),
+        Option("--loss-tolerance", "A trial passes losing at most this % of its frames (RFC 2544: 0).", "PCT",
+               kind="parsed", parse=parse.loss_tolerance, default="0"),
+        Option("--search-duration", "Search trials this long, the rate found then confirmed by a --trial-duration "
+                                    "trial (default: --trial-duration).", "DURATION", kind="parsed",
+               parse=parse.positive_duration),
+        Option("--latency-trials", "Latency trials repeated at the throughput rate, their mean reported (sim: 2, "
+                                   "board: the RFC's 20; 0: none).", "N", min=0, max=1000,
+               target_defaults={"sim": 2, "board": 20}, panel=LATENCY_PANEL),
+        Option("--latency-definition", "Measured (RFC 1242 3.8): bit-forwarding, first bit in to first bit out, or "
+                                       "store-and-forward, last bit in; the other is derived.", "NAME",
+               kind="parsed", parse=_latency_definition, default="bit-forwarding", panel=LATENCY_PANEL),
     ),
 ))
