@@ -25,8 +25,8 @@ from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
 
-__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE",
-           "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
+__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "WindowSignature", "ADDR_WIDTH", "READ_LATENCY",
+           "READ_SAMPLE", "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
 
 ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
@@ -85,6 +85,28 @@ class MemoryWindow:
     @property
     def words(self):
         return (len(self.data) + 31) // 32
+
+    def connect(self, m, port):
+        """Drive ``port``, a component's ``In(WindowSignature(...))`` of this window's shape,
+        from the bank's side of the window, and the window's read data from it."""
+        m.d.comb += [port.addr.eq(self.addr), self.data.eq(port.data)]
+        if self.w_en is not None:
+            m.d.comb += [port.w_en.eq(self.w_en), port.w_addr.eq(self.w_addr), port.w_word.eq(self.w_word),
+                         port.w_data.eq(self.w_data)]
+
+
+class WindowSignature(wiring.Signature):
+    """A memory window of ``depth`` entries of ``width`` bits read an entry at a time, from
+    the bank's side (the signals of :class:`MemoryWindow`, as :meth:`RegisterBank.add_memory`
+    makes them): a component that owns the memory takes it as ``In(WindowSignature(...))``.
+    ``writable``: an ``"rw"`` window."""
+
+    def __init__(self, depth, width, *, writable=True):
+        members = {"addr": Out(range(depth)), "data": In(width)}
+        if writable:
+            members |= {"w_en": Out(1), "w_addr": Out(range(depth)), "w_word": Out(range(max((width + 31) // 32, 2))),
+                        "w_data": Out(32)}
+        super().__init__(members)
 
 
 class RegisterBank(wiring.Component):
