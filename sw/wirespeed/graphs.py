@@ -31,12 +31,12 @@ from . import sizes
 from .ethernet import line_rate_fps
 from .results import RunRecord
 
-__all__ = ["draw_graphs", "GRAPH_CAPTIONS"]
+__all__ = ["draw_graphs", "GRAPH_CAPTIONS", "pyplot", "save_figure", "plain_numbers", "LINES", "MARKERS"]
 
 SIZES_FOR_CURVE = list(range(64, 1519, 2))
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -50,7 +50,7 @@ def _title(record: RunRecord, what: str) -> str:
     return f"{what}\n{record.target}" + (f", DUT {dut}" if dut else "")
 
 
-def _save(fig, graphs_dir: Path, name: str) -> list[Path]:
+def save_figure(fig, graphs_dir: Path, name: str) -> list[Path]:
     """Write ``fig`` as NAME.png and NAME.svg and close it."""
     import matplotlib.pyplot as plt
 
@@ -63,7 +63,7 @@ def _save(fig, graphs_dir: Path, name: str) -> list[Path]:
     return paths
 
 
-def _plain_numbers(axis) -> None:
+def plain_numbers(axis) -> None:
     """Tick labels as plain numbers with thousands separators (``1,488,095``), never a
     scientific offset (``1e6``) that floats beside the axis."""
     from matplotlib.ticker import FuncFormatter
@@ -100,13 +100,13 @@ def _throughput(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
         _plot_points(ax, list(zip(points, measured)), "o-", "measured throughput (RFC 2544 26.1)", "C0")
         ax.set_xlabel("frame size (bytes; an IMIX at its mean size)")
         ax.set_ylabel(f"throughput ({label})")
-        _plain_numbers(ax.yaxis)
+        plain_numbers(ax.yaxis)
         ax.set_ylim(bottom=0)
         ax.set_xlim(0, 1600)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small")
         ax.set_title(_title(record, f"Throughput vs frame size ({label})"), fontsize="medium")
-        out[name] = _save(fig, graphs_dir, name)
+        out[name] = save_figure(fig, graphs_dir, name)
     out["throughput_pct"] = _throughput_pct(plt, record, results, graphs_dir)
     return out
 
@@ -126,7 +126,7 @@ def _throughput_pct(plt, record: RunRecord, results: list[Any], graphs_dir: Path
     ax.axhline(100, color="0.5", linestyle="--", linewidth=0.8)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(_title(record, "Throughput, % of line rate (RFC 2544 26.1)"), fontsize="medium")
-    return _save(fig, graphs_dir, "throughput_pct")
+    return save_figure(fig, graphs_dir, "throughput_pct")
 
 
 def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -150,7 +150,7 @@ def _latency(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
         ax.legend(fontsize="small")
     fig.suptitle(_title(record, "Latency vs frame size at the throughput rate (RFC 1242 3.8)"), fontsize="medium")
     fig.tight_layout()
-    return {"latency": _save(fig, graphs_dir, "latency")}
+    return {"latency": save_figure(fig, graphs_dir, "latency")}
 
 
 def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -203,7 +203,7 @@ def _distribution(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
     fig.suptitle(_title(record, f"Latency distribution per frame size at the throughput rate ({definition}, "
                                 f"{'calibrated' if record.latency_calibrated else 'raw'})"), fontsize="medium")
     fig.tight_layout()
-    return {"latency_distribution": _save(fig, graphs_dir, "latency_distribution")}
+    return {"latency_distribution": save_figure(fig, graphs_dir, "latency_distribution")}
 
 
 COARSE_BINS = 40
@@ -270,7 +270,7 @@ def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
                 linewidth=2.2 - 1.4 * i / max(1, len(curves) - 1), markerfacecolor="none", alpha=0.85,
                 label=sizes.text(r.frame_size))
     _load_axes(ax, record, "frame loss (%)", "Frame loss rate vs offered load (RFC 2544 26.3)")
-    return {"frame_loss": _save(fig, graphs_dir, "frame_loss")}
+    return {"frame_loss": save_figure(fig, graphs_dir, "frame_loss")}
 
 
 def _pipeline(record: RunRecord) -> Any:
@@ -323,7 +323,7 @@ def _latency_vs_load(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list
                 marker=MARKERS[i % len(MARKERS)], markerfacecolor="none", label=sizes.text(size))
     _load_axes(ax, record, f"average latency (µs, {'calibrated' if calibrated else 'raw'})",
                "Latency vs offered load (the frame loss trials)")
-    return {"latency_vs_load": _save(fig, graphs_dir, "latency_vs_load")}
+    return {"latency_vs_load": save_figure(fig, graphs_dir, "latency_vs_load")}
 
 
 def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
@@ -347,14 +347,14 @@ def _back_to_back(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Pa
     measured = [i for i, c in zip(x, capped) if not c]
     ax.plot(measured, [results[i].min_burst_frames for i in measured], "v", color="k", label="min")
     ax.plot(measured, [results[i].max_burst_frames for i in measured], "^", color="k", label="max")
-    _plain_numbers(ax.yaxis)
+    plain_numbers(ax.yaxis)
     ax.set_xticks(x, [sizes.text(r.frame_size) for r in results])
     ax.set_xlabel("frame size (bytes)")
     ax.set_ylabel("back-to-back burst (frames)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title(_title(record, "Back-to-back burst per frame size (RFC 2544 26.4)"), fontsize="medium")
-    return {"back_to_back": _save(fig, graphs_dir, "back_to_back")}
+    return {"back_to_back": save_figure(fig, graphs_dir, "back_to_back")}
 
 
 MAX_TIMELINES = 6
@@ -386,7 +386,7 @@ def _rate_over_time(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[
         if any(err):
             ax.step(t_ms, err, where="pre", color="C3", label="sequence + FCS errors/s")
         ax.set_ylabel("frames/s")
-        _plain_numbers(ax.yaxis)
+        plain_numbers(ax.yaxis)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         what = tag.get("test", "throughput") + "".join(f", {k} {v}" for k, v in tag.items() if k != "test")
@@ -395,13 +395,13 @@ def _rate_over_time(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[
     axes[-1, 0].set_xlabel("time since the trial started (ms); each step is one counter sample")
     fig.suptitle(_title(record, "Rate over time"), fontsize="medium")
     fig.tight_layout()
-    return {"rate_over_time": _save(fig, graphs_dir, "rate_over_time")}
+    return {"rate_over_time": save_figure(fig, graphs_dir, "rate_over_time")}
 
 
 def draw_graphs(record: RunRecord, graphs_dir: Path) -> dict[str, list[Path]]:
     """Draw every graph whose data is in ``record`` into ``graphs_dir`` (PNG and SVG each);
     name -> [png, svg]."""
-    plt = _pyplot()
+    plt = pyplot()
     graphs_dir.mkdir(parents=True, exist_ok=True)
     out: dict[str, list[Path]] = {}
     with plt.rc_context({"svg.hashsalt": "wirespeed", "font.size": 9}):

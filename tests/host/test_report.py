@@ -153,9 +153,9 @@ def test_axes_read_in_plain_numbers_with_separators(full_run):
 
 
 def test_a_wide_latency_histogram_is_drawn_in_at_most_40_bars(tmp_path):
-    from wirespeed.graphs import COARSE_BINS, _histogram_cdf, _pyplot
+    from wirespeed.graphs import COARSE_BINS, _histogram_cdf, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots()
     bins = [(20_000 + 256 * i, 1 + i % 3) for i in range(0, 2400, 3)]       # a comb 614 us wide
     _histogram_cdf(ax, bins, 256, sum(n for _, n in bins))

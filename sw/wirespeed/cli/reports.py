@@ -92,6 +92,13 @@ def compare(
                                                             "upper median for even N, +/- % = interval "
                                                             "/ first mean.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable statistics.")] = False,
+    graph: Annotated[Path | None, typer.Option(metavar="DIR",
+                                               help="Compare runs instead: each SET a results folder or a folder "
+                                                    "of repeated runs' folders; write DIR/compare.html with "
+                                                    "overlay graphs and a ministat table per frame size.")] = None,
+    labels: Annotated[str | None, typer.Option(metavar="A,B,...",
+                                               help="With --graph: a name for each SET (default its folder's "
+                                                    "name).")] = None,
 ) -> None:
     """ministat-compatible statistics of repeated runs: N, Min, Max, Median, Avg, Stddev, an
     ASCII plot, and Student's t difference of each set against the first."""
@@ -100,6 +107,11 @@ def compare(
     from ..compare import CompareError, format_report, load_set, parse_where, report_json
 
     style = "classic" if classic else "current"
+    if graph is not None:
+        _compare_runs(sets, labels, graph, confidence, style)
+        return
+    if labels is not None:
+        raise InputError("--labels", "names the sets of --graph; add --graph DIR")
     try:
         pairs = parse_where(where or [])
         if sets.count("-") > 1:
@@ -113,3 +125,25 @@ def compare(
     except CompareError as exc:
         raise InputError(exc.field, exc.message) from None
     typer.echo(text, nl=False)
+
+
+def _compare_runs(sets: list[str], labels: str | None, out_dir: Path, confidence: float, style: str) -> None:
+    """``compare --graph``: several runs (or sets of repeated runs) on shared axes, one HTML."""
+    from ..compare import MAX_SETS, CompareError
+    from ..compare.page import write_compare
+    from ..compare.runs import load_runs
+
+    names = [n.strip() for n in labels.split(",")] if labels is not None else [None] * len(sets)
+    if len(names) != len(sets) or any(n == "" for n in names):
+        raise InputError("--labels", f"one non-empty name per SET, comma-separated: {len(sets)} names, "
+                                     f"not {labels!r}")
+    if len(sets) > MAX_SETS:
+        raise InputError("SET", f"at most {MAX_SETS} sets, not {len(sets)}")
+    try:
+        runs = [load_runs(spec, name) for spec, name in zip(sets, names)]
+        path = write_compare(runs, out_dir, confidence=confidence, style=style)
+    except CompareError as exc:
+        raise InputError(exc.field, exc.message) from None
+    except OSError as exc:
+        raise InputError("--graph", f"cannot write {out_dir}: {exc.strerror or exc}") from None
+    typer.echo(f"wrote {path}")
