@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .host.models import Latency, TrialResult
+from .host.models import PERCENTILES, Latency, LatencyHistogram, TrialResult
 
 __all__ = ["BIT_FORWARDING", "STORE_AND_FORWARD", "DEFINITION_KEYS", "DEFINITION_NAMES", "LAT_DEF",
            "definition_of", "LatencyFigures", "latency_figures", "NS_PER_BYTE"]
@@ -149,11 +149,35 @@ def _shifted(trial: TrialResult, raw: Latency, port_shift: Mapping[int, int]) ->
     else:
         mean = total / frames
         stddev = max(0.0, sq / frames - mean * mean) ** 0.5
+    low = min(c.lat_min - port_shift[p] for p, c in counters.items() if c.rx_frames)
+    high = max(c.lat_max - port_shift[p] for p, c in counters.items() if c.rx_frames)
     pct = dict(raw.percentiles_ns)
-    if raw.percentiles_ns:
-        (only,) = {port_shift[p] for p in ports if p in trial.histograms} or {0}
+    shifts = {port_shift[p] for p in ports if p in trial.histograms}
+    if raw.percentiles_ns and len(shifts) == 1:
+        (only,) = shifts
         pct = {k: None if v is None else v - only for k, v in raw.percentiles_ns.items()}
-    return dict(min_ns=min(c.lat_min - port_shift[p] for p, c in counters.items() if c.rx_frames),
-                max_ns=max(c.lat_max - port_shift[p] for p, c in counters.items() if c.rx_frames),
-                avg_ns=mean, stddev_ns=stddev, jitter_ns=raw.jitter_ns,
+    elif raw.percentiles_ns:
+        pct = _merged_percentiles([(trial.histograms[p], port_shift[p]) for p in ports if p in trial.histograms],
+                                  low, high)
+    return dict(min_ns=low, max_ns=high, avg_ns=mean, stddev_ns=stddev, jitter_ns=raw.jitter_ns,
                 frames=frames, bin_ns=raw.bin_ns, percentiles_ns=pct)
+
+
+def _merged_percentiles(hists: list[tuple[LatencyHistogram, int]], low: int, high: int) -> dict[str, int | None]:
+    """:data:`PERCENTILES` over several ports' histograms whose frames take different shifts
+    (each (histogram, ns subtracted)): every bin at its shifted upper edge, merged in edge order,
+    as :meth:`LatencyHistogram.percentiles` does for one; within ``low`` .. ``high``."""
+    edges = sorted((h.offset_ns + (i + 1) * h.bin_ns - shift, n) for h, shift in hists for i, n in h.counts.items())
+    total = sum(h.total for h, _ in hists)
+    under = sum(h.underflow for h, _ in hists)
+    out: dict[str, int | None] = {}
+    for q in PERCENTILES:
+        rank, seen, value = q / 100 * total, under, None
+        if seen < rank:
+            for edge, n in edges:
+                seen += n
+                if seen >= rank:
+                    value = min(max(edge, low), high)
+                    break
+        out[f"p{q:g}"] = value
+    return out

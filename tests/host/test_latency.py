@@ -2,7 +2,7 @@
 
 from fakes import make_trial
 
-from wirespeed.host.models import PortCounters, TrialResult
+from wirespeed.host.models import LatencyHistogram, PortCounters, TrialResult
 from wirespeed.latency import BIT_FORWARDING, STORE_AND_FORWARD, latency_figures
 from wirespeed.rfc2544.suite.throughput import ThroughputConfig, run_throughput
 from wirespeed.traffic import Flow, flow_stream
@@ -74,6 +74,35 @@ def test_two_ports_with_different_pipeline_delays_are_exact():
     assert bf.min_ns == min(shifted) and bf.max_ns == max(shifted) and bf.avg_ns == mean
     assert abs(bf.stddev_ns - (sum((x - mean) ** 2 for x in shifted) / 4) ** 0.5) < 1e-6
     assert bf.pipeline_delay_ns is None     # no single value to report
+
+
+def test_two_ports_with_histograms_and_different_pipeline_delays():
+    """A bidirectional trial calibrated per direction: the percentiles come from both ports'
+    histograms, each bin shifted by its own port's delay (raw: merged as they are)."""
+    def rx(lats):
+        return PortCounters(rx_frames=len(lats), lat_min=min(lats), lat_max=max(lats), lat_sum=sum(lats),
+                            lat_sq_sum=sum(x * x for x in lats), jitter_sum=0, tx_frames=len(lats))
+
+    def hist(lats):
+        counts = {}
+        for x in lats:
+            counts[x // 64] = counts.get(x // 64, 0) + 1
+        return LatencyHistogram(offset_ns=0, bin_ns=64, counts=counts, underflow=0, overflow=0)
+
+    lat0, lat1 = [1000] * 90 + [1500] * 10, [2000] * 100       # into port 1, into port 0
+    trial = TrialResult(frame_size=64, offered_fps=1.0, period_q32=0, duration_ns=1, wait_ns=0,
+                        flows=[Flow(tx_port=0, rx_port=1, spec=flow_stream(0, 1, 64)),
+                               Flow(tx_port=1, rx_port=0, spec=flow_stream(1, 0, 64))],
+                        started_ns=0, counters={0: rx(lat1), 1: rx(lat0)},
+                        histograms={0: hist(lat1), 1: hist(lat0)})
+    raw, _ = latency_figures(trial)
+    assert raw.percentiles_ns == {"p50": 1536, "p90": 2000, "p99": 2000, "p99.9": 2000}
+    delays = {(0, 1): 200, (1, 0): 1100}       # port 1's frames - 200, port 0's - 1,100: 800, 1,300, 900
+    bf, sf = latency_figures(trial, lambda tx, rx_, size: delays[tx, rx_])
+    # shifted bin edges: 1,024 - 200 = 824 (90 frames), 1,536 - 200 = 1,336 (10), 2,048 - 1,100 = 948 (100)
+    assert bf.percentiles_ns == {"p50": 948, "p90": 948, "p99": 1300, "p99.9": 1300}
+    assert (bf.min_ns, bf.max_ns) == (800, 1300)
+    assert sf.percentiles_ns == {k: v - 512 for k, v in bf.percentiles_ns.items()}
 
 
 def test_percentiles_lie_within_the_measured_min_and_max():
