@@ -98,32 +98,46 @@ def _tester_config(board):
     return getattr(config, board.config_preset, None)
 
 
+#: the board's registers of each PHY port: (name, bits, doc), ``pN.<name>`` word k of port
+#: N's block (:func:`_board_bank`)
+_PORT_REGS = [
+    ("phy.id", 32, "PHY identifier, register 2 << 16 | register 3"),
+    ("phy.link", 1, "1: link up (BMSR bit 2, latest poll)"),
+    ("phy.speed", 2, "0 no link, 1 link below 1000 Mb/s, 2 link at 1000 Mb/s"),
+    ("phy.bmsr", 16, "BMSR (register 1), latest poll"),
+    ("phy.gstat", 16, "1000BASE-T status (register 10), latest poll"),
+    ("phy.nack", 1, "1: the PHY did not answer the latest poll"),
+    ("rgmii.underruns", 32, "frames whose receive FIFO ran dry"),
+    ("rgmii.overflows", 32, "frames that lost bytes to a full receive FIFO"),
+    ("rgmii.inband", 4, "RGMII in-band status: bit 0 link, 2:1 speed, 3 full duplex"),
+]
+BOARD_PORT_SPAN = 4 * len(_PORT_REGS)
+
+
 def _board_bank(board):
+    """The board's register bank and its signals: ``board.magic`` at :data:`BOARD_BASE`, a
+    ``phy.state<b>`` word per MDIO bus from ``BOARD_BASE + 4``, then ``phy.mdio_ctrl``,
+    ``phy.mdio_status`` and each port's block of :data:`BOARD_PORT_SPAN` bytes."""
     bank = RegisterBank(name="wirespeed-board", version=".".join(map(str, GATEWARE_VERSION)), clk_hz=CLK_HZ,
                         n_ports=len(board.rgmii_ports))
-    bank._next = BOARD_BASE    # the bank decodes absolute addresses above the tester's map
-    regs = {"magic": bank.add("board.magic", 32, "r", doc='0x57534244 ("WSBD")')}
+    # the bank decodes absolute addresses above the tester's map
+    regs = bank.block(BOARD_BASE)
+    mdio = 4 + 4 * len(board.mdio_buses)            # phy.mdio_ctrl's offset
+    ports = mdio + 8
+    out = {"magic": regs.add("board.magic", 32, "r", offset=0x00, doc='0x57534244 ("WSBD")')}
     for b, _ in enumerate(board.mdio_buses):
-        regs[f"state{b}"] = bank.add(f"phy.state{b}", 2, "r",
-                                     doc=f"MDIO bus {b}: 0 PHY reset, 1 settling, 2 initialising, 3 polling")
-    regs["mdio_ctrl"] = bank.add("phy.mdio_ctrl", 32, "w",
-                                 doc="raw MDIO access: [15:0] data, [20:16] register, [25:21] PHY, bit 26 write, "
-                                     "[29:28] bus, bit 31 go (must be 1)")
-    regs["mdio_status"] = bank.add("phy.mdio_status", 32, "r",
-                                   doc="[15:0] data read, bit 16 busy, bit 17 no answer")
+        out[f"state{b}"] = regs.add(f"phy.state{b}", 2, "r", offset=4 + 4 * b,
+                                    doc=f"MDIO bus {b}: 0 PHY reset, 1 settling, 2 initialising, 3 polling")
+    out["mdio_ctrl"] = regs.add("phy.mdio_ctrl", 32, "w", offset=mdio,
+                                doc="raw MDIO access: [15:0] data, [20:16] register, [25:21] PHY, bit 26 write, "
+                                    "[29:28] bus, bit 31 go (must be 1)")
+    out["mdio_status"] = regs.add("phy.mdio_status", 32, "r", offset=mdio + 4,
+                                  doc="[15:0] data read, bit 16 busy, bit 17 no answer")
     for i, _ in enumerate(board.rgmii_ports):
-        for name, width, doc in (
-                ("phy.id", 32, "PHY identifier, register 2 << 16 | register 3"),
-                ("phy.link", 1, "1: link up (BMSR bit 2, latest poll)"),
-                ("phy.speed", 2, "0 no link, 1 link below 1000 Mb/s, 2 link at 1000 Mb/s"),
-                ("phy.bmsr", 16, "BMSR (register 1), latest poll"),
-                ("phy.gstat", 16, "1000BASE-T status (register 10), latest poll"),
-                ("phy.nack", 1, "1: the PHY did not answer the latest poll"),
-                ("rgmii.underruns", 32, "frames whose receive FIFO ran dry"),
-                ("rgmii.overflows", 32, "frames that lost bytes to a full receive FIFO"),
-                ("rgmii.inband", 4, "RGMII in-band status: bit 0 link, 2:1 speed, 3 full duplex")):
-            regs[f"p{i}.{name}"] = bank.add(f"p{i}.{name}", width, "r", doc=doc)
-    return bank, regs
+        port = regs.block(ports + i * BOARD_PORT_SPAN, BOARD_PORT_SPAN)
+        for k, (name, width, doc) in enumerate(_PORT_REGS):
+            out[f"p{i}.{name}"] = port.add(f"p{i}.{name}", width, "r", offset=4 * k, doc=doc)
+    return bank, out
 
 
 def board_register_map(board):

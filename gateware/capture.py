@@ -35,9 +35,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In
 
 from . import frame as F
+from .registers import align_up
 from .streams import RxByte, RxStream
 
-__all__ = ["Capture", "STATE_IDLE", "STATE_ARMED", "STATE_CAPTURING", "STATE_DONE",
+__all__ = ["Capture", "layout", "STATE_IDLE", "STATE_ARMED", "STATE_CAPTURING", "STATE_DONE",
            "TRIGGER_ANY", "TRIGGER_FCS", "TRIGGER_NOT_TEST", "capture_model", "SNAPLEN_MIN", "SNAPLEN_MAX",
            "SNAPLEN_DEFAULT"]
 
@@ -46,11 +47,23 @@ TRIGGER_ANY, TRIGGER_FCS, TRIGGER_NOT_TEST = 0, 1, 2
 SNAPLEN_MIN, SNAPLEN_MAX, SNAPLEN_DEFAULT = 16, 1024, 128
 
 
+def layout(base, data_words, max_frames):
+    """Byte offsets in the capture's block (at byte address ``base``) of its windows, and the
+    block's size (``"end"``): after the six registers (0x00..0x17), the index window on the
+    next byte address that is a multiple of its size, the data window on the next multiple of
+    its size after that."""
+    index = align_up(base + 0x18, 16 * max_frames) - base
+    data = align_up(base + index + 16 * max_frames, 4 * data_words) - base
+    return {"index": index, "data": data, "end": data + 4 * data_words}
+
+
 class Capture(wiring.Component):
     sink: In(RxStream)
     now: In(64)
 
-    def __init__(self, bank, prefix, *, data_words=1024, max_frames=32):
+    def __init__(self, regs, prefix, *, data_words=1024, max_frames=32):
+        """``regs``: the capture's :class:`~.registers.RegisterBlock` (a bank: at 0), laid out
+        by :func:`layout`."""
         if not SNAPLEN_MAX // 4 <= data_words <= 65536:
             raise ValueError(f"Capture: data_words must be {SNAPLEN_MAX // 4}..65536 (one frame of "
                              f"the largest snaplen must fit), got {data_words}")
@@ -59,23 +72,26 @@ class Capture(wiring.Component):
         super().__init__()
         self.data_words, self.max_frames = data_words, max_frames
         p = f"{prefix}.cap"
-        self._arm = bank.add(f"{p}.arm", 1, "w", doc="write 1: start a new capture (forgets the previous one)")
-        self._trigger = bank.add(f"{p}.trigger", 2, "rw",
+        at = layout(regs.base, data_words, max_frames)
+        self._arm = regs.add(f"{p}.arm", 1, "w", offset=0x00,
+                             doc="write 1: start a new capture (forgets the previous one)")
+        self._trigger = regs.add(f"{p}.trigger", 2, "rw", offset=0x04,
                                  doc="0 first frame after arm, 1 first frame with a bad FCS, "
                                      "2 first frame that is not a wirespeed test frame (latched at arm)")
-        self._snaplen = bank.add(f"{p}.snaplen", 11, "rw", reset=SNAPLEN_DEFAULT,
+        self._snaplen = regs.add(f"{p}.snaplen", 11, "rw", offset=0x08, reset=SNAPLEN_DEFAULT,
                                  doc=f"bytes stored per frame, {SNAPLEN_MIN}..{SNAPLEN_MAX} (clamped; latched at arm)")
-        self._count = bank.add(f"{p}.count", max_frames.bit_length(), "rw", reset=max_frames,
+        self._count = regs.add(f"{p}.count", max_frames.bit_length(), "rw", offset=0x0C, reset=max_frames,
                                doc=f"frames to capture from the trigger on, 1..{max_frames} (clamped; latched at arm)")
-        self._frames = bank.add(f"{p}.frames", max_frames.bit_length(), "r", doc="frames captured so far")
-        self._state = bank.add(f"{p}.state", 2, "r",
+        self._frames = regs.add(f"{p}.frames", max_frames.bit_length(), "r", offset=0x10,
+                                doc="frames captured so far")
+        self._state = regs.add(f"{p}.state", 2, "r", offset=0x14,
                                doc="0 idle, 1 armed (waiting for the trigger), 2 capturing, 3 done")
-        self._index_win = bank.add_memory(
-            f"{p}.index", 128, max_frames, word_reads=True,
+        self._index_win = regs.add_memory(
+            f"{p}.index", 128, max_frames, word_reads=True, offset=at["index"],
             doc="per frame: timestamp ns (bits 0-63), wire length incl. FCS (64-79), stored length "
                 "(80-95), flags (96-111, bit 0 bad FCS), data word offset (112-127)")
-        self._data_win = bank.add_memory(
-            f"{p}.data", 32, data_words, word_reads=True,
+        self._data_win = regs.add_memory(
+            f"{p}.data", 32, data_words, word_reads=True, offset=at["data"],
             doc="frame bytes, big-endian in 32-bit words, each frame from a word boundary")
 
     def elaborate(self, platform):

@@ -35,10 +35,11 @@ from .gen_counters import TOTALS, GeneratorCounters
 from .gen_emitter import FrameEmitter
 from .gen_prepare import FramePrepare
 from .gen_tables import GeneratorTables
+from .registers import align_up
 from .scheduler import StreamScheduler
 from .streams import TxStream
 
-__all__ = ["TrafficGenerator"]
+__all__ = ["TrafficGenerator", "layout", "OFFSETS", "MOD_SPAN", "MOD_END"]
 
 
 _CONFIG = [
@@ -53,6 +54,29 @@ _CONFIG = [
                         "phase2 send only frames due before it, phase2 streams start at it"),
     ("phase2", SD.N_STREAMS, 0, "bit s: stream s belongs to phase 2 (its frame k is due at phase_at + k * period)"),
 ]
+#: byte offset in the generator's block of each register (``pN.gen.<name>``)
+OFFSETS = {"enable": 0x00, "mode": 0x04, "duration": 0x08, "count": 0x10, "burst_len": 0x18, "burst_gap": 0x1C,
+           "seed": 0x20, "phase_at": 0x24, "phase2": 0x2C, "running": 0x30, "tx_frames": 0x34, "tx_bytes": 0x3C,
+           "first_tx_ns": 0x44, "last_tx_ns": 0x4C}
+#: bytes of each modifier unit's block (``pN.mod{j}.*``): MOD_FIELDS' field k at word k
+MOD_SPAN = 0x40
+#: bytes of the last modifier unit's block that the generator's block includes
+MOD_END = 0x24
+
+
+def layout(n_streams, n_modifiers):
+    """Byte offsets in the generator's block of its windows and modifier blocks, and the
+    block's size (``"end"``). Each window starts on a multiple of its size: the templates at
+    their size (the registers, OFFSETS, fit below it), the descriptors right after them, the
+    size table on the next multiple of its size, the per-stream counts right after it; then
+    modifier unit j at ``mods + j * MOD_SPAN``."""
+    tmpl = 4 * n_streams * SD.TEMPLATE_BYTES
+    desc = 2 * tmpl
+    sizes = align_up(desc + n_streams * SD.DESC_BITS // 8, 4 * SD.SIZE_TABLE)
+    stream_tx = sizes + 4 * SD.SIZE_TABLE
+    mods = align_up(stream_tx + 16 * n_streams, MOD_SPAN)
+    end = mods + MOD_SPAN * (n_modifiers - 1) + MOD_END if n_modifiers else stream_tx + 16 * n_streams
+    return {"tmpl": tmpl, "desc": desc, "sizes": sizes, "stream_tx": stream_tx, "mods": mods, "end": end}
 
 
 class TrafficGenerator(wiring.Component):
@@ -67,7 +91,9 @@ class TrafficGenerator(wiring.Component):
     running: Out(1)        # trial in progress: scheduling, a frame prepared or on its way
     source: Out(TxStream)
 
-    def __init__(self, bank, prefix, *, n_streams=SD.N_STREAMS, n_modifiers=SD.N_MODIFIERS):
+    def __init__(self, regs, prefix, *, n_streams=SD.N_STREAMS, n_modifiers=SD.N_MODIFIERS):
+        """``regs``: the generator's :class:`~.registers.RegisterBlock` (a bank: at 0), whose
+        base is a multiple of its largest window (:func:`layout`)."""
         super().__init__()
         if n_streams not in (2, 4, 8, 16):
             raise ValueError(f"TrafficGenerator: n_streams must be 2, 4, 8 or 16 (4-bit modifier stream field), "
@@ -76,27 +102,28 @@ class TrafficGenerator(wiring.Component):
             raise ValueError(f"TrafficGenerator: n_modifiers must be 0 to {SD.N_MODIFIERS}, got {n_modifiers}")
         self.n_streams, self.n_modifiers = n_streams, n_modifiers
         p = f"{prefix}.gen"
-        self._cfg = {name: bank.add(f"{p}.{name}", n_streams if name == "phase2" else bits, "rw", reset=reset,
-                                    doc=doc)
+        at = layout(n_streams, n_modifiers)
+        self._cfg = {name: regs.add(f"{p}.{name}", n_streams if name == "phase2" else bits, "rw",
+                                    offset=OFFSETS[name], reset=reset, doc=doc)
                      for name, bits, reset, doc in _CONFIG}
-        self._running = bank.add(f"{p}.running", 1, "r",
+        self._running = regs.add(f"{p}.running", 1, "r", offset=OFFSETS["running"],
                                  doc="1 from START (including a START waiting for the histogram clear) "
                                      "until the last frame has left (live)")
-        self._snap = {name: bank.add(f"{p}.{name}", 64, "r", doc=doc + " (snapshot)")
+        self._snap = {name: regs.add(f"{p}.{name}", 64, "r", offset=OFFSETS[name], doc=doc + " (snapshot)")
                       for name, doc in TOTALS}
-        self._tmpl = bank.add_memory(f"{p}.tmpl", 8, n_streams * SD.TEMPLATE_BYTES, access="rw",
+        self._tmpl = regs.add_memory(f"{p}.tmpl", 8, n_streams * SD.TEMPLATE_BYTES, access="rw", offset=at["tmpl"],
                                      doc=f"frame header templates: stream s byte i at entry s*{SD.TEMPLATE_BYTES}+i")
-        self._desc = bank.add_memory(f"{p}.desc", SD.DESC_BITS, n_streams, access="rw",
+        self._desc = regs.add_memory(f"{p}.desc", SD.DESC_BITS, n_streams, access="rw", offset=at["desc"],
                                      doc="stream descriptors (fields in wirespeed.gateware.streamdesc.DESC_FIELDS)")
-        self._sizes = bank.add_memory(f"{p}.sizes", 14, SD.SIZE_TABLE, access="rw",
+        self._sizes = regs.add_memory(f"{p}.sizes", 14, SD.SIZE_TABLE, access="rw", offset=at["sizes"],
                                       doc="frame size table of sequence (IMIX) streams, bytes")
-        self._stream_tx = bank.add_memory(f"{p}.stream_tx", 128, n_streams,
+        self._stream_tx = regs.add_memory(f"{p}.stream_tx", 128, n_streams, offset=at["stream_tx"],
                                           doc="per stream: frames sent (bits 0-63), bytes sent (64-127) (snapshot)")
         self._mods = []
         for j in range(n_modifiers):
-            bank.align(64)
-            self._mods.append({name: bank.add(f"{prefix}.mod{j}.{name}", bits, "rw", doc=doc)
-                               for name, bits, doc in SD.MOD_FIELDS})
+            mod = regs.block(at["mods"] + j * MOD_SPAN, MOD_END)
+            self._mods.append({name: mod.add(f"{prefix}.mod{j}.{name}", bits, "rw", offset=4 * k, doc=doc)
+                               for k, (name, bits, doc) in enumerate(SD.MOD_FIELDS)})
 
     def elaborate(self, platform):
         m = Module()

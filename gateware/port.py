@@ -11,12 +11,16 @@ from amaranth.lib.wiring import In, Out
 from . import frame as F
 from .analyzer import Analyzer
 from .capture import Capture
+from .capture import layout as capture_layout
 from .config import CLK_HZ, GROUP_STREAMS, SIM
 from .gaps import GAP_FIELDS, GapTracker
 from .generator import TrafficGenerator
+from .generator import layout as generator_layout
 from .histogram import Histogram
 from .mac import EthMAC, GMIISignature
+from .registers import align_up
 from .replica import replicas
+from .responder import SPAN as RESPONDER_SPAN
 from .responder import Responder
 from .skid import SkidBuffer
 from .stream_stats import StreamStats
@@ -59,6 +63,63 @@ _ANA_COUNTERS = [
 ]
 
 
+def layout(base, config, index):
+    """Where the blocks of port ``index`` (at byte address ``base``) sit in its block: for
+    each block ``config`` gives it, ``(offset, size)``, one block after another in this order:
+    the generator (``gen``), the analyzer's configuration (``ana_config``), the responder
+    (``arp``), the capture (``cap``) and the analyzer's results (``ana``); ``"end"``: the
+    port's size. Each block's size is the one its own layout declares and the bank refuses a
+    register outside it, so a register added in a block's free space moves no other."""
+    at, end = {}, 0
+
+    def place(name, size):
+        nonlocal end
+        at[name], end = (end, size), end + size
+
+    if config.has_generator(index):
+        place("gen", generator_layout(config.n_streams, config.n_modifiers)["end"])
+    if config.has_analyzer(index):
+        place("ana_config", _analyzer_config_layout(base + end, config)["end"])
+    if config.has_responder(index):
+        place("arp", RESPONDER_SPAN)
+    if config.capture:
+        place("cap", capture_layout(base + end, config.capture_words, config.capture_frames)["end"])
+    if config.has_analyzer(index):
+        place("ana", _analyzer_results_layout(base + end, config)["end"])
+    at["end"] = end
+    return at
+
+
+def _analyzer_config_layout(base, config):
+    """Byte offsets in the analyzer's configuration block (at ``base``): ``lat_def`` 0x00,
+    ``stream_group`` 0x04, then with the per-stream statistics ``foreign_frames`` 0x08, the
+    ``streams`` window on the next multiple of its size and ``streams_copying`` after it."""
+    if not config.stream_stats:
+        return {"end": 0x08}
+    streams = align_up(base + 0x10, 4 * 32 * GROUP_STREAMS) - base
+    return {"streams": streams, "streams_copying": streams + 4 * 32 * GROUP_STREAMS,
+            "end": streams + 4 * 32 * GROUP_STREAMS + 4}
+
+
+def _analyzer_results_layout(base, config):
+    """Byte offsets in the analyzer's results block (at ``base``): the registers the build has
+    one after another (each on the word after the previous one's last) from 0, in the order
+    of ``_ANA_COUNTERS``, ``GAP_FIELDS`` and the histograms' registers; then the ``hist``
+    window on the next multiple of its size, ``hist_uo`` right after it."""
+    widths = [(name, bits) for name, bits, _ in _ANA_COUNTERS if config.stream_stats or name != "seq_errors"]
+    widths += [(name, bits) for name, bits, _ in GAP_FIELDS if config.stream_stats or not name.startswith("loss_")]
+    widths += [("hist_offset", 32), ("hist_shift", 5), ("hist_underflow", 64), ("hist_overflow", 64),
+               ("hist_used", config.hist_streams), ("hist_clearing", 1),
+               ("hist_stream", max(1, (config.hist_streams - 1).bit_length()))]
+    at, offset = {}, 0
+    for name, bits in widths:
+        at[name], offset = offset, offset + 4 * ((bits + 31) // 32)
+    at["hist"] = align_up(base + offset, 8 * HIST_BINS) - base
+    at["hist_uo"] = at["hist"] + 8 * HIST_BINS
+    at["end"] = at["hist_uo"] + 16 * config.hist_streams
+    return at
+
+
 class TesterPort(wiring.Component):
     start: In(1)
     stop: In(1)
@@ -70,9 +131,11 @@ class TesterPort(wiring.Component):
     clearing: Out(1)
     gmii: Out(GMIISignature)
 
-    def __init__(self, bank, index, config=SIM, *, hist_streams=None, clk_hz=CLK_HZ):
-        """``config``: the :class:`~.config.TesterConfig` of the build; ``hist_streams``, if
-        given, overrides its ``hist_streams``. ``clk_hz``: the sync clock (the timebases')."""
+    def __init__(self, regs, index, config=SIM, *, hist_streams=None, clk_hz=CLK_HZ):
+        """``regs``: the port's :class:`~.registers.RegisterBlock` (a bank: at 0), laid out
+        by :func:`layout`. ``config``: the :class:`~.config.TesterConfig` of the build;
+        ``hist_streams``, if given, overrides its ``hist_streams``. ``clk_hz``: the sync clock
+        (the timebases')."""
         self._clk_hz = clk_hz
         if hist_streams is not None:
             if not 1 <= hist_streams <= GROUP_STREAMS or hist_streams & (hist_streams - 1):
@@ -82,66 +145,73 @@ class TesterPort(wiring.Component):
         self._hist_streams = config.hist_streams
         super().__init__()
         p = f"p{index}"
+        at = layout(regs.base, config, index)
         self._has_gen, self._has_ana = config.has_generator(index), config.has_analyzer(index)
-        self._gen = (TrafficGenerator(bank, p, n_streams=config.n_streams, n_modifiers=config.n_modifiers)
-                     if self._has_gen else None)
-        # (the order of the registers is the full tester's map: its addresses do not move)
+        self._gen = (TrafficGenerator(regs.block(*at["gen"]), p, n_streams=config.n_streams,
+                                      n_modifiers=config.n_modifiers) if self._has_gen else None)
         if self._has_ana:
-            self._add_analyzer_config(bank, p, config)
-        self._resp = Responder(bank, p) if config.has_responder(index) else None
-        self._cap = Capture(bank, p, data_words=config.capture_words,
-                            max_frames=config.capture_frames) if config.capture else None
+            self._add_analyzer_config(regs.block(*at["ana_config"]), p, config)
+        self._resp = Responder(regs.block(*at["arp"]), p) if "arp" in at else None
+        self._cap = Capture(regs.block(*at["cap"]), p, data_words=config.capture_words,
+                            max_frames=config.capture_frames) if "cap" in at else None
         if self._has_ana:
-            self._add_analyzer_results(bank, p, config)
+            self._add_analyzer_results(regs.block(*at["ana"]), p, config)
 
-    def _add_analyzer_config(self, bank, p, config):
+    def _add_analyzer_config(self, regs, p, config):
         """``pN.ana.*`` before the responder's and capture's registers: the analyzer's
-        configuration and the per-stream statistics."""
-        self._lat_def = bank.add(f"{p}.ana.lat_def", 1, "rw",
+        configuration and the per-stream statistics (offsets: :func:`_analyzer_config_layout`)."""
+        at = _analyzer_config_layout(regs.base, config)
+        self._lat_def = regs.add(f"{p}.ana.lat_def", 1, "rw", offset=0x00,
                                  doc="latency definition (RFC 1242 3.8): 0 first bit in to first bit out, "
                                      "1 last bit in to first bit out (store and forward)")
-        self._stream_group = bank.add(f"{p}.ana.stream_group", 12, "rw",
+        self._stream_group = regs.add(f"{p}.ana.stream_group", 12, "rw", offset=0x04,
                                       doc="per-stream statistics count stream ids group*16 .. group*16+15")
         if config.stream_stats:
-            self._foreign = bank.add(f"{p}.ana.foreign_frames", 64, "r",
+            self._foreign = regs.add(f"{p}.ana.foreign_frames", 64, "r", offset=0x08,
                                      doc="test frames of streams outside stream_group (snapshot)")
-            self._streams_win = bank.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS, word_reads=True,
+            self._streams_win = regs.add_memory(f"{p}.ana.streams", 1024, GROUP_STREAMS, word_reads=True,
+                                                offset=at["streams"],
                                                 doc="per-stream receive statistics (fields in "
                                                     "wirespeed.gateware.stream_stats.STATS_FIELDS; snapshot)")
-            self._streams_copying = bank.add(f"{p}.ana.streams_copying", 1, "r",
+            self._streams_copying = regs.add(f"{p}.ana.streams_copying", 1, "r", offset=at["streams_copying"],
                                              doc="1 while a SNAPSHOT is being copied into ana.streams (256 "
                                                  "cycles and more under load; live)")
 
-    def _add_analyzer_results(self, bank, p, config):
-        """The rest of ``pN.ana.*``: counters, gap tracker and latency histograms."""
+    def _add_analyzer_results(self, regs, p, config):
+        """The rest of ``pN.ana.*``: counters, gap tracker and latency histograms (offsets:
+        :func:`_analyzer_results_layout`)."""
         hs = config.hist_streams
+        at = _analyzer_results_layout(regs.base, config)
         # without the per-stream statistics there are no sequence errors to count, nor gaps
-        self._ana_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
+        self._ana_snap = {name: regs.add(f"{p}.ana.{name}", bits, "r", offset=at[name], doc=doc + " (snapshot)")
                           for name, bits, doc in _ANA_COUNTERS
                           if config.stream_stats or name != "seq_errors"}
         # the gap tracker's loss events come from the per-stream sequence trackers
-        self._gap_snap = {name: bank.add(f"{p}.ana.{name}", bits, "r", doc=doc + " (snapshot)")
+        self._gap_snap = {name: regs.add(f"{p}.ana.{name}", bits, "r", offset=at[name], doc=doc + " (snapshot)")
                           for name, bits, doc in GAP_FIELDS
                           if config.stream_stats or not name.startswith("loss_")}
-        self._hist_offset = bank.add(f"{p}.ana.hist_offset", 32, "rw", doc="latency of the first histogram bin, ns")
-        self._hist_shift = bank.add(f"{p}.ana.hist_shift", 5, "rw", reset=3,
+        self._hist_offset = regs.add(f"{p}.ana.hist_offset", 32, "rw", offset=at["hist_offset"],
+                                     doc="latency of the first histogram bin, ns")
+        self._hist_shift = regs.add(f"{p}.ana.hist_shift", 5, "rw", offset=at["hist_shift"], reset=3,
                                     doc="histogram bin width is 2**hist_shift ns")
-        self._hist_snap = {name: bank.add(f"{p}.ana.hist_{name}", bits, "r", doc=doc + " (snapshot)")
+        self._hist_snap = {name: regs.add(f"{p}.ana.hist_{name}", bits, "r", offset=at[f"hist_{name}"],
+                                          doc=doc + " (snapshot)")
                            for name, bits, doc in (
                                ("underflow", 64, "latencies below hist_offset, all streams"),
                                ("overflow", 64, "latencies beyond the last bin, all streams"),
                                ("used", hs, "bit i: stream i of stream_group has latency samples"))}
-        self._hist_clearing = bank.add(f"{p}.ana.hist_clearing", 1, "r",
+        self._hist_clearing = regs.add(f"{p}.ana.hist_clearing", 1, "r", offset=at["hist_clearing"],
                                        doc=f"1 while CLEAR zeroes the histograms ({hs * HIST_BINS} "
                                            "cycles; live)")
-        self._hist_stream = bank.add(f"{p}.ana.hist_stream", max(1, (hs - 1).bit_length()), "rw",
+        self._hist_stream = regs.add(f"{p}.ana.hist_stream", max(1, (hs - 1).bit_length()), "rw",
+                                     offset=at["hist_stream"],
                                      doc="the stream (index in stream_group) whose histogram hist shows")
-        self._hist_win = bank.add_memory(
-            f"{p}.ana.hist", 40, HIST_BINS,
+        self._hist_win = regs.add_memory(
+            f"{p}.ana.hist", 40, HIST_BINS, offset=at["hist"],
             doc=f"latency histogram of stream hist_stream, {HIST_BINS} bins of 40-bit frame counts "
                 "(live: read when traffic has stopped)")
-        self._hist_uo_win = bank.add_memory(
-            f"{p}.ana.hist_uo", 40, 2 * hs,
+        self._hist_uo_win = regs.add_memory(
+            f"{p}.ana.hist_uo", 40, 2 * hs, offset=at["hist_uo"],
             doc="per stream i: entry 2i its latencies below hist_offset, entry 2i+1 beyond the last bin "
                 "(live)")
 

@@ -3,8 +3,10 @@
 
 amaranth-soc is the natural home for this, but the package on PyPI is a name placeholder
 (version ``0``, no code) and this project installs only from package registries, so the
-bank is kept here, small: declare registers with :meth:`RegisterBank.add`, wire the returned
-signals into the design, and export the map with :meth:`RegisterBank.register_map`.
+bank is kept here, small: each block declares its registers at explicit byte offsets in its
+:class:`RegisterBlock` (:meth:`RegisterBank.block`) with ``add`` and ``add_memory``, wires the
+returned signals into the design, and the map is exported with
+:meth:`RegisterBank.register_map`.
 
 Bus protocol (:data:`CSRBusSignature`): ``addr`` is a word address. The bus is pipelined (see
 :meth:`RegisterBank.elaborate`): a read strobe samples ``addr`` on a clock edge and ``r_data``
@@ -25,8 +27,8 @@ from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
 
-__all__ = ["CSRBusSignature", "RegisterBank", "MemoryWindow", "WindowSignature", "ADDR_WIDTH", "READ_LATENCY",
-           "READ_SAMPLE", "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
+__all__ = ["CSRBusSignature", "RegisterBank", "RegisterBlock", "MemoryWindow", "WindowSignature", "align_up",
+           "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE", "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
 
 ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
@@ -109,49 +111,82 @@ class WindowSignature(wiring.Signature):
         super().__init__(members)
 
 
-class RegisterBank(wiring.Component):
-    """Registers allocated in declaration order, each on a word boundary.
+def align_up(offset, size):
+    """The first multiple of ``size`` at or after ``offset``."""
+    return -(-offset // size) * size
 
-    ``add(name, width, access)`` returns the register's signal:
+
+class RegisterBank(wiring.Component):
+    """Registers and memory windows at the byte offsets their blocks declare.
+
+    Nothing is allocated: every :meth:`add` and :meth:`add_memory` names its ``offset``, so a
+    register keeps its address whatever another block declares. A block declares its
+    registers in a :class:`RegisterBlock` (:meth:`block`: a base address, offsets within it,
+    optionally a size its registers must stay within). The bank refuses, with a ValueError
+    naming both, a register that overlaps another; a memory window must start on a multiple
+    of its size.
+
+    ``add(name, width, access, offset=...)`` returns the register's signal:
 
     * ``"rw"``: the storage, driven by the bank, read by the design;
     * ``"r"``: a signal the design drives and the host reads;
     * ``"w"``: a strobe the bank drives high for the cycle of a host write.
+
+    The map lists the registers in declaration order.
     """
 
     bus: In(CSRBusSignature)
+    #: byte address of offset 0 (a bank is the block of the whole address space)
+    base = 0
 
     def __init__(self, *, name, version, clk_hz, n_ports):
         super().__init__()
         self._meta = dict(name=name, version=version, clk_hz=clk_hz, n_ports=n_ports)
         self._regs = []  # (Register, Signal)
         self._windows = []  # (Register, entry address Signal, entry data Signal)
-        self._next = 0
 
-    def add(self, name, width, access, *, reset=0, doc=""):
-        reg = Register(name, self._next, width, access, reset if access == "rw" else 0, doc)
-        if (self._next + 4 * reg.words) >> 2 > (1 << ADDR_WIDTH):
-            raise ValueError(f"register {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
+    def block(self, base, size=None):
+        """A :class:`RegisterBlock` at byte address ``base`` (of ``size`` bytes, if given)."""
+        return RegisterBlock(self, base, size)
+
+    def _place(self, reg, span):
+        """Check ``reg`` (``span`` bytes from its offset) against the bank and its neighbours."""
+        end = reg.offset + span
+        if end > 4 << ADDR_WIDTH:
+            raise ValueError(f"register {reg.name}: {reg.offset:#x}..{end:#x} is beyond the bank's "
+                             f"{4 << ADDR_WIDTH:#x} bytes")
+        for other, _ in self._regs:
+            if other.name == reg.name:
+                raise ValueError(f"register {reg.name} declared twice")
+            other_end = other.offset + 4 * other.words * other.depth
+            if reg.offset < other_end and other.offset < end:
+                raise ValueError(f"register {reg.name} at {reg.offset:#x}..{end:#x} overlaps {other.name} at "
+                                 f"{other.offset:#x}..{other_end:#x}")
+
+    def add(self, name, width, access, *, offset, reset=0, doc=""):
+        """A register at byte address ``offset``; returns its signal."""
+        reg = Register(name, offset, width, access, reset if access == "rw" else 0, doc)
+        self._place(reg, 4 * reg.words)
         sig = Signal(width, name=name.replace(".", "_"), init=reg.reset)
         self._regs.append((reg, sig))
-        self._next += 4 * reg.words
         return sig
 
-    def add_memory(self, name, width, depth, *, access="r", doc="", word_reads=False):
-        """A window on ``depth`` entries of a memory the design owns; returns a
-        :class:`MemoryWindow`. ``access`` is ``"r"`` (host reads) or ``"rw"`` (host reads and
-        writes, e.g. tables the design reads). Entries are 1, 2, 4, 8, 16 or 32 words."""
+    def add_memory(self, name, width, depth, *, offset, access="r", doc="", word_reads=False):
+        """A window on ``depth`` entries of a memory the design owns, at byte address
+        ``offset`` (a multiple of the window's size); returns a :class:`MemoryWindow`.
+        ``access`` is ``"r"`` (host reads) or ``"rw"`` (host reads and writes, e.g. tables
+        the design reads). Entries are 1, 2, 4, 8, 16 or 32 words."""
         if access not in ("r", "rw"):
             raise ValueError(f"memory {name}: access must be 'r' or 'rw', not {access!r}")
         if word_reads and access != "r":
             raise ValueError(f"memory {name}: word_reads windows are read-only")
-        reg = Register(name, self._next, width, access, 0, doc, depth)
+        reg = Register(name, offset, width, access, 0, doc, depth)
         if reg.words not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"memory {name}: entries of {width} bits are not 1, 2, 4, 8, 16 or 32 words")
-        self.align(4 * reg.words * depth)
-        reg = Register(name, self._next, width, access, 0, doc, depth)
-        if (self._next + 4 * reg.words * depth) >> 2 > (1 << ADDR_WIDTH):
-            raise ValueError(f"memory {name}: bank address space ({1 << ADDR_WIDTH} words) is full")
+        size = 4 * reg.words * depth
+        if offset % size:
+            raise ValueError(f"memory {name}: offset {offset:#x} is not a multiple of its size ({size:#x} bytes)")
+        self._place(reg, size)
         base = name.replace(".", "_")
         if word_reads:
             window = MemoryWindow(addr=Signal(range(depth * reg.words), name=base + "_addr"),
@@ -166,12 +201,7 @@ class RegisterBank(wiring.Component):
             window.w_data = Signal(32, name=base + "_w_data")
         self._regs.append((reg, None))
         self._windows.append((reg, window))
-        self._next += 4 * reg.words * depth
         return window
-
-    def align(self, boundary):
-        """Start the next register on a multiple of ``boundary`` bytes (keeps blocks tidy)."""
-        self._next = -(-self._next // boundary) * boundary
 
     def register_map(self):
         return RegisterMap(registers=[r for r, _ in self._regs], **self._meta)
@@ -332,6 +362,36 @@ class RegisterBank(wiring.Component):
         with m.If(rd[-1]):                                 # E5
             m.d.sync += bus.r_data.eq(_or_tree([regs_q, *window_words]))
         return m
+
+
+class RegisterBlock:
+    """The registers of one block: ``base`` (a byte address in ``bank``) and, if ``size`` is
+    given, the bytes they must stay within. :meth:`add` and :meth:`add_memory` take the
+    bank's arguments with ``offset`` relative to ``base``."""
+
+    def __init__(self, bank, base, size=None):
+        if base % 4:
+            raise ValueError(f"register block at {base:#x}: not word aligned")
+        self.bank, self.base, self.size = bank, base, size
+
+    def _check(self, name, offset, span):
+        if offset < 0 or (self.size is not None and offset + span > self.size):
+            extent = "" if self.size is None else f"{self.size:#x} bytes "
+            raise ValueError(f"register {name}: offset {offset:#x}..{offset + span:#x} is outside its block "
+                             f"({extent}at {self.base:#x})")
+
+    def block(self, offset, size=None):
+        """A block within this one, at ``offset`` from its base."""
+        self._check(f"block at {offset:#x}", offset, size or 0)
+        return RegisterBlock(self.bank, self.base + offset, size)
+
+    def add(self, name, width, access, *, offset, **kwargs):
+        self._check(name, offset, 4 * ((width + 31) // 32))
+        return self.bank.add(name, width, access, offset=self.base + offset, **kwargs)
+
+    def add_memory(self, name, width, depth, *, offset, **kwargs):
+        self._check(name, offset, 4 * ((width + 31) // 32) * depth)
+        return self.bank.add_memory(name, width, depth, offset=self.base + offset, **kwargs)
 
 
 def _or_tree(values):

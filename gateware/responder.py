@@ -44,7 +44,7 @@ from amaranth.lib.wiring import In, Out
 
 from .streams import RxByte, RxStream, TxStream
 
-__all__ = ["Responder", "ENABLE_ARP", "ENABLE_NS", "CMD_GARP", "CMD_UNA", "ARP_FRAME_LEN",
+__all__ = ["Responder", "SPAN", "ENABLE_ARP", "ENABLE_NS", "CMD_GARP", "CMD_UNA", "ARP_FRAME_LEN",
            "NA_FRAME_LEN"]
 
 ENABLE_ARP, ENABLE_NS = 1, 2
@@ -113,27 +113,34 @@ def be_bytes(value, nbytes):
 PROGRAM = _program()
 
 
+#: bytes of the responder's block (``pN.arp.*``)
+SPAN = 0x34
+
+
 class Responder(wiring.Component):
     sink: In(RxStream)
     source: Out(TxStream)
     pending: Out(1)
     clear: In(1)
 
-    def __init__(self, bank, prefix):
+    def __init__(self, regs, prefix):
+        """``regs``: the responder's :class:`~.registers.RegisterBlock` (a bank: at 0), of
+        :data:`SPAN` bytes."""
         super().__init__()
         p = f"{prefix}.arp"
-        self._mac = bank.add(f"{p}.mac", 48, "rw", doc="this port's MAC address (sender of replies)")
-        self._ipv4 = bank.add(f"{p}.ipv4", 32, "rw", doc="this port's IPv4 address (ARP target answered)")
-        self._ipv6 = bank.add(f"{p}.ipv6", 128, "rw", doc="this port's IPv6 address (NS target answered)")
-        self._enable = bank.add(f"{p}.enable", 2, "rw",
+        self._mac = regs.add(f"{p}.mac", 48, "rw", offset=0x00, doc="this port's MAC address (sender of replies)")
+        self._ipv4 = regs.add(f"{p}.ipv4", 32, "rw", offset=0x08,
+                              doc="this port's IPv4 address (ARP target answered)")
+        self._ipv6 = regs.add(f"{p}.ipv6", 128, "rw", offset=0x0C, doc="this port's IPv6 address (NS target answered)")
+        self._enable = regs.add(f"{p}.enable", 2, "rw", offset=0x1C,
                                 doc="bit 0: answer ARP requests, bit 1: answer neighbour solicitations")
-        self._cmd = bank.add(f"{p}.cmd", 2, "w",
+        self._cmd = regs.add(f"{p}.cmd", 2, "w", offset=0x20,
                              doc="bit 0: send an ARP announcement, bit 1: send an unsolicited neighbour advertisement")
-        self._counters = {name: bank.add(f"{p}.{name}", 32, "r", doc=doc) for name, doc in (
-            ("arp_requests", "ARP requests for arp.ipv4 received with a good FCS (live)"),
-            ("arp_replies", "ARP frames sent: replies and announcements (live)"),
-            ("ns_received", "valid neighbour solicitations for arp.ipv6 received with a good FCS (live)"),
-            ("na_sent", "neighbour advertisements sent, solicited and unsolicited (live)"))}
+        self._counters = {name: regs.add(f"{p}.{name}", 32, "r", offset=offset, doc=doc) for name, offset, doc in (
+            ("arp_requests", 0x24, "ARP requests for arp.ipv4 received with a good FCS (live)"),
+            ("arp_replies", 0x28, "ARP frames sent: replies and announcements (live)"),
+            ("ns_received", 0x2C, "valid neighbour solicitations for arp.ipv6 received with a good FCS (live)"),
+            ("na_sent", 0x30, "neighbour advertisements sent, solicited and unsolicited (live)"))}
 
     def elaborate(self, platform):
         m = Module()

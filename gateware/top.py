@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from .config import CLK_HZ, ID_OFFSETS, SIM, TesterConfig
 from .port import TesterPort
-from .registers import ADDR_WIDTH, RegisterBank
+from .port import layout as port_layout
+from .registers import ADDR_WIDTH, RegisterBank, align_up
 from .regmap import CMD_CLEAR, CMD_SNAPSHOT, CMD_START, CMD_STOP, MAGIC
 from .timebase import Timebase
 
@@ -17,6 +18,11 @@ __all__ = ["SimTop", "build_register_map", "GATEWARE_VERSION", "CMD_START", "CMD
 
 GATEWARE_VERSION = (0, 1, 0)
 N_PORTS = 2
+#: port N's block (``pN.*``, :func:`~.port.layout`) starts on the first multiple of
+#: PORT_SPAN after port N-1's (port 0's: after the identification block at 0)
+PORT_SPAN = 0x10000
+#: bytes of the identification block (id.*, time.ns, ctrl.cmd)
+ID_END = 0x24
 
 
 def _version_word():
@@ -41,27 +47,27 @@ class SimTop(wiring.Component):
         self.n_ports, self.clk_hz, self.config = n_ports, clk_hz, config
         self.bank = bank = RegisterBank(name="wirespeed", version=".".join(map(str, GATEWARE_VERSION)),
                                         clk_hz=clk_hz, n_ports=n_ports)
-        self._id = {
-            "magic": bank.add("id.magic", 32, "r", doc='0x57535044 ("WSPD")'),
-            "version": bank.add("id.version", 32, "r", doc="gateware version, major<<16 | minor<<8 | patch"),
-            "map_hash": bank.add("id.map_hash", 32, "r", doc="hash of this register map"),
-            "clk_hz": bank.add("id.clk_hz", 32, "r", doc="system clock frequency, Hz"),
-            "n_ports": bank.add("id.n_ports", 32, "r", doc="number of tester ports"),
-        }
-        self._time = bank.add("time.ns", 64, "r",
+        self._id = {name.removeprefix("id."): bank.add(name, 32, "r", offset=ID_OFFSETS[name], doc=doc)
+                    for name, doc in (
+                        ("id.magic", '0x57535044 ("WSPD")'),
+                        ("id.version", "gateware version, major<<16 | minor<<8 | patch"),
+                        ("id.map_hash", "hash of this register map"),
+                        ("id.clk_hz", "system clock frequency, Hz"),
+                        ("id.n_ports", "number of tester ports"))}
+        self._time = bank.add("time.ns", 64, "r", offset=0x14,
                               doc="free-running timebase, ns; reading the low word latches the high word")
-        self._cmd = bank.add("ctrl.cmd", 4 + n_ports, "w",
+        self._cmd = bank.add("ctrl.cmd", 4 + n_ports, "w", offset=0x1C,
                              doc="bit0 START, bit1 STOP, bit2 CLEAR counters, bit3 SNAPSHOT counters; "
                                  "bits 4.. the ports it is for, bit 4 + N port N (none set: every port)")
-        # after the registers that were there before it, at the same address in every build
-        self._id["config"] = bank.add("id.config", 32, "r",
+        self._id["config"] = bank.add("id.config", 32, "r", offset=ID_OFFSETS["id.config"],
                                       doc="build configuration (wirespeed.gateware.config.TesterConfig.word): "
                                           "read it first, then build the register map from it")
-        assert all(bank.register_map()[name].offset == at for name, at in ID_OFFSETS.items())
         self.ports = []
+        base = ID_END
         for i in range(n_ports):
-            bank.align(0x10000)
-            self.ports.append(TesterPort(bank, i, config, clk_hz=clk_hz))
+            base = align_up(base, PORT_SPAN)
+            self.ports.append(TesterPort(bank.block(base), i, config, clk_hz=clk_hz))
+            base += port_layout(base, config, i)["end"]
         self.register_map = bank.register_map()
 
     def elaborate(self, platform):

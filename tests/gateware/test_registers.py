@@ -17,10 +17,10 @@ from wirespeed.gateware.top import build_register_map
 def make_bank():
     bank = RegisterBank(name="t", version="0.0.1", clk_hz=125_000_000, n_ports=1)
     regs = {
-        "cfg": bank.add("a.cfg", 16, "rw", reset=0x1234),
-        "wide": bank.add("a.wide", 48, "rw"),
-        "live": bank.add("a.live", 64, "r"),
-        "cmd": bank.add("a.cmd", 4, "w"),
+        "cfg": bank.add("a.cfg", 16, "rw", offset=0x00, reset=0x1234),
+        "wide": bank.add("a.wide", 48, "rw", offset=0x04),
+        "live": bank.add("a.live", 64, "r", offset=0x0C),
+        "cmd": bank.add("a.cmd", 4, "w", offset=0x14),
     }
     return bank, regs
 
@@ -108,9 +108,9 @@ def test_malformed_map_and_overlap_rejected():
         RegisterMap.from_json(json.dumps(bad))
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
     bank._MustUse__silence = True
-    bank.add("x", 8, "rw")
+    bank.add("x", 8, "rw", offset=0)
     with pytest.raises(ValueError, match="declared twice"):
-        bank.add("x", 8, "rw")
+        bank.add("x", 8, "rw", offset=4)
         bank.register_map()
 
 
@@ -121,8 +121,8 @@ def test_read_write_memory_window(width):
     from amaranth.lib.memory import Memory
 
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
-    bank.add("a.before", 8, "rw")
-    win = bank.add_memory("a.table", width, 8, access="rw")
+    bank.add("a.before", 8, "rw", offset=0)
+    win = bank.add_memory("a.table", width, 8, access="rw", offset=32 * ((width + 31) // 32))
     rmap = bank.register_map()
     m = Module()
     m.submodules.bank = bank
@@ -170,8 +170,8 @@ def test_word_read_memory_window(width):
     from amaranth.lib.memory import Memory
 
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
-    bank.add("a.before", 8, "rw")
-    win = bank.add_memory("a.table", width, 4, word_reads=True)
+    bank.add("a.before", 8, "rw", offset=0)
+    win = bank.add_memory("a.table", width, 4, word_reads=True, offset=16 * ((width + 31) // 32))
     rmap = bank.register_map()
     reg = rmap["a.table"]
     values = [(0x0123456789ABCDEF * (i + 3) ** 9) % (1 << width) for i in range(4)]
@@ -195,7 +195,7 @@ def test_word_read_memory_window(width):
         warnings.simplefilter("ignore")                 # the bank is never elaborated
         rw_bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
         with pytest.raises(ValueError, match="word_reads windows are read-only"):
-            rw_bank.add_memory("a.t", 64, 4, access="rw", word_reads=True)
+            rw_bank.add_memory("a.t", 64, 4, access="rw", word_reads=True, offset=0)
         del rw_bank
         gc.collect()
 
@@ -210,12 +210,12 @@ def test_pipelined_bus_serves_a_strobe_every_cycle():
     from wirespeed.gateware.registers import GROUP_WORDS, WRITE_TO_READ
 
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
-    regs = [bank.add(f"a.r{i}", 32, "rw", reset=0x1000 + i) for i in range(3)]
-    bank.align(4 * GROUP_WORDS)
-    regs += [bank.add(f"b.r{i}", 32, "rw", reset=0x2000 + i) for i in range(2)]
-    win = bank.add_memory("b.table", 32, 4)
-    bank.align(0x10000)                                  # the next region
-    regs += [bank.add(f"c.r{i}", 32, "rw", reset=0x3000 + i) for i in range(2)]
+    regs = [bank.add(f"a.r{i}", 32, "rw", offset=4 * i, reset=0x1000 + i) for i in range(3)]
+    regs += [bank.add(f"b.r{i}", 32, "rw", offset=4 * GROUP_WORDS + 4 * i, reset=0x2000 + i)   # the next group
+             for i in range(2)]
+    win = bank.add_memory("b.table", 32, 4, offset=0x20)
+    regs += [bank.add(f"c.r{i}", 32, "rw", offset=0x10000 + 4 * i, reset=0x3000 + i)          # the next region
+             for i in range(2)]
     rmap = bank.register_map()
     m = Module()
     m.submodules.bank = bank

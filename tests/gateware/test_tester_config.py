@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from wirespeed.gateware import config as C
 from wirespeed.gateware.config import BOARD_25F, BOARD_45F, ID_CONFIG_OFFSET, PRESETS, SIM, WORD_FIELDS
-from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ, RegisterBank
+from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ, RegisterBank, align_up
 from wirespeed.gateware.regmap import pack_fields
 from wirespeed.gateware.top import SimTop, build_register_map
 
@@ -190,17 +190,22 @@ def _spread_bank():
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
     regs = {}
     rng = random.Random(11)
+    offset = 0
     for i in range(150):
         access = rng.choice(["rw", "rw", "r", "w"])
         width = rng.choice([1, 5, 16, 32, 48, 64, 96])
         if access == "w":
             width = min(width, 32)
-        regs[f"b.r{i}"] = (bank.add(f"b.r{i}", width, access, reset=rng.getrandbits(width) if access == "rw" else 0),
+        regs[f"b.r{i}"] = (bank.add(f"b.r{i}", width, access, offset=offset,
+                                    reset=rng.getrandbits(width) if access == "rw" else 0),
                            access, width)
+        offset += 4 * ((width + 31) // 32)
         if i % 40 == 7:
-            bank.align(0x400)
+            offset = align_up(offset, 0x400)             # a gap: the next decode groups
         if i == 60:
-            bank.add_memory("b.win", 40, 16)
+            offset = align_up(offset, 0x80)
+            bank.add_memory("b.win", 40, 16, offset=offset)
+            offset += 0x80
     return bank, regs
 
 

@@ -21,7 +21,7 @@ from wirespeed.transport import FakeTransport
 
 def make_bank():
     bank = RegisterBank(name="t", version="0", clk_hz=125_000_000, n_ports=2)
-    caps = [Capture(bank, "p0"), Capture(bank, "p1", data_words=256, max_frames=4)]
+    caps = [Capture(bank, "p0"), Capture(bank.block(0x2000), "p1", data_words=256, max_frames=4)]
     return bank, caps
 
 

@@ -52,17 +52,17 @@ class MgmtTop(wiring.Component):
         self.bridge = UartBridge(CLK_HZ, CLK_HZ // DIVISOR)
         self.bank = b = RegisterBank(name="mgmt-test", version="0.0.0", clk_hz=CLK_HZ, n_ports=0)
         self.regs = {
-            "id.magic": b.add("id.magic", 32, "r"),
-            **{f"t.scratch{i}": b.add(f"t.scratch{i}", 32, "rw") for i in range(4)},
-            "t.wide": b.add("t.wide", 64, "rw"),
-            "t.strobe": b.add("t.strobe", 32, "w"),
-            "t.strobe_count": b.add("t.strobe_count", 32, "r"),
-            "t.strobe_sum": b.add("t.strobe_sum", 32, "r"),
-            "t.pop": b.add("t.pop", 32, "r"),
-            "t.cycles": b.add("t.cycles", 64, "r"),
-            **{f"mgmt.{c}": b.add(f"mgmt.{c}", 32, "r") for c in COUNTERS},
+            "id.magic": b.add("id.magic", 32, "r", offset=0x00),
+            **{f"t.scratch{i}": b.add(f"t.scratch{i}", 32, "rw", offset=0x04 + 4 * i) for i in range(4)},
+            "t.wide": b.add("t.wide", 64, "rw", offset=0x14),
+            "t.strobe": b.add("t.strobe", 32, "w", offset=0x1C),
+            "t.strobe_count": b.add("t.strobe_count", 32, "r", offset=0x20),
+            "t.strobe_sum": b.add("t.strobe_sum", 32, "r", offset=0x24),
+            "t.pop": b.add("t.pop", 32, "r", offset=0x28),
+            "t.cycles": b.add("t.cycles", 64, "r", offset=0x2C),
+            **{f"mgmt.{c}": b.add(f"mgmt.{c}", 32, "r", offset=0x34 + 4 * k) for k, c in enumerate(COUNTERS)},
         }
-        self.window = b.add_memory("t.mem", 32, 256, access="rw")
+        self.window = b.add_memory("t.mem", 32, 256, access="rw", offset=0x400)
         self.register_map = b.register_map()
 
     def elaborate(self, platform):

@@ -122,14 +122,17 @@ class RxTop(wiring.Component):
             "crc_errors": Out(32),
         })
         self.bank = bank = _bank()
-        self.lat_def = bank.add("ana.lat_def", 1, "rw")
-        self.stream_group = bank.add("ana.stream_group", 12, "rw")
-        self.ana_regs = {name: bank.add(f"ana.{name}", bits, "r") for name, bits in ANA_COUNTERS}
-        self.foreign = bank.add("ana.foreign_frames", 64, "r")
-        self.stats_seq_errors = bank.add("ana.stats_seq_errors", 64, "r")
-        self.streams_win = bank.add_memory("ana.streams", 1024, 16, word_reads=True)
-        self.resp = Responder(bank, "p0")
-        self.cap = Capture(bank, "p0")
+        self.lat_def = bank.add("ana.lat_def", 1, "rw", offset=0x00)
+        self.stream_group = bank.add("ana.stream_group", 12, "rw", offset=0x04)
+        self.ana_regs, offset = {}, 0x08       # the counters one after another
+        for name, bits in ANA_COUNTERS:
+            self.ana_regs[name] = bank.add(f"ana.{name}", bits, "r", offset=offset)
+            offset += 4 * ((bits + 31) // 32)
+        self.foreign = bank.add("ana.foreign_frames", 64, "r", offset=0x5C)
+        self.stats_seq_errors = bank.add("ana.stats_seq_errors", 64, "r", offset=0x64)
+        self.streams_win = bank.add_memory("ana.streams", 1024, 16, word_reads=True, offset=0x800)
+        self.resp = Responder(bank.block(0x1000), "p0")
+        self.cap = Capture(bank.block(0x1034), "p0")
         self.rmap = bank.register_map()
 
     def elaborate(self, platform):
