@@ -287,6 +287,15 @@ def test_the_help_summary_lists_every_registered_test(capsys, monkeypatch):
     assert "26.1 throughput with 26.2 latency" in text and "26.4 back-to-back frames with RFC 9004 buffer time" in text
 
 
+@pytest.mark.parametrize("command", ["capture", "calibrate", "report", "compare", "regmap", "build"])
+def test_every_commands_help_is_whole_at_80_columns(capsys, monkeypatch, command):
+    """No option's help is cut by "…" on an 80-column terminal (a long unbreakable example
+    squeezed into a narrow column was)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and "…" not in out and max(map(len, out.splitlines())) <= 80
+
+
 def test_the_help_reads_at_80_columns(capsys, monkeypatch):
     """``rfc2544 --help`` on an 80-column terminal: nothing cut (no "…", every default whole),
     the options in panels by what they are for, none wrapped over more than 6 lines."""

@@ -43,17 +43,19 @@ def capture(
     config_file: Annotated[Path | None, config_option()] = None,
     target: Annotated[str, target_option()] = "sim",
     dut: Annotated[str | None, dut_option()] = None,
-    port: Annotated[int, typer.Option(min=0, help="The receiving (capturing) port; the other port sends.")] = 1,
-    count: Annotated[int, typer.Option(min=1, help="Frames to send and to capture.")] = 16,
+    port: Annotated[int, typer.Option(min=0, metavar="N",
+                                      help="The receiving (capturing) port; the other port sends.")] = 1,
+    count: Annotated[int, typer.Option(min=1, metavar="N", help="Frames to send and to capture (1 or more).")] = 16,
     size: Annotated[Any, typer.Option(parser=_parse_size_spec, metavar="SIZE",
                                       help="Frame size (FCS included), or a size spec: 64-1518/64, "
                                            "rand:64-1518, seq:64,1518, imix:aaaaaaag.")] = "64",
     rate: Annotated[Any, typer.Option(parser=parser(parse.percentage("10")), metavar="PCT",
                                       help="Send rate, % of line rate.")] = "10",
-    snaplen: Annotated[int, typer.Option(min=16, max=1024, help="Bytes kept per frame.")] = 128,
-    trigger: Annotated[Any, typer.Option(parser=_parse_trigger, metavar="first|fcs|not_test",
-                                         help="Start at the first frame, the first with a bad FCS, or "
-                                              "the first that is not a test frame.")] = "first",
+    snaplen: Annotated[int, typer.Option(min=16, max=1024, metavar="BYTES",
+                                         help="Bytes kept per frame, 16..1024.")] = 128,
+    trigger: Annotated[Any, typer.Option(parser=_parse_trigger, metavar="WHEN",
+                                         help="first: at the first frame; fcs: the first with a bad FCS; "
+                                              "not_test: the first that is not a test frame.")] = "first",
     udp_checksum: Annotated[bool, typer.Option("--udp-checksum", help="Send frames with UDP checksums.")] = False,
 ) -> None:
     """Send test frames from one port through the DUT and capture them on the other into a pcap."""

@@ -75,7 +75,8 @@ def target_option() -> Any:
 
 
 def dut_option(help_text: str | None = None) -> Any:
-    return typer.Option(help=help_text or f"Simulated DUT, e.g. {DUT_EXAMPLE}, or a description of a real one.")
+    return typer.Option(help=help_text or "Simulated DUT, MODEL[:KEY=VALUE,...], e.g. router:rate=400k "
+                        "(wirespeed dut-models lists them), or a description of a real one.")
 
 
 def rtl_dut(dut: str | None, dut_rtl: Sequence[Path], dut_rtl_top: str | None, target: str,
