@@ -219,3 +219,18 @@ def test_calibrated_trial_figures(regmap):
     cal = calibrate(regmap, CableTester(lambda tx, rx, size: 200))
     bf, sf = latency_figures(make_trial(64, 1.0, 100, 100, latency_ns=(900, 1000, 1100)), cal.pipeline_ns)
     assert (bf.min_ns, sf.min_ns) == (700, 700 - 512) and bf.calibrated and sf.pipeline_delay_ns == 200
+
+
+def test_ctrl_c_while_calibrating_says_nothing_was_written(capsys, regmap, tmp_path, monkeypatch):
+    from wirespeed.cli import calibrate as cli_calibrate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_calibrate, "run_calibration", interrupted)
+    out = tmp_path / "cal.json"
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, _, err = run(capsys, "calibrate", "--target", server.url, "--out", str(out))
+    assert code == 130 and not out.exists()
+    assert "interrupted; no calibration written" in err and str(out) in " ".join(err.split())

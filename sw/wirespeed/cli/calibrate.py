@@ -72,6 +72,8 @@ def calibrate(
                 except WirespeedError as exc:
                     raise InputError("calibration", str(exc), exit_code=1) from None
     except KeyboardInterrupt:
+        err_console.print(f"wirespeed: interrupted; no calibration written ({out} left as it was)",
+                          highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     try:
         atomic_write_text(out, cal.model_dump_json(indent=2) + "\n")
