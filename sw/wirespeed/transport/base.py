@@ -32,8 +32,10 @@ from litex.tools.remote.etherbone import (
     etherbone_magic,
 )
 
-__all__ = ["Transport", "Record", "plan_records", "encode_request", "decode_answer", "initial_tag", "next_tag",
-           "MAX_BURST", "WORD_MASK", "CONTROL_COUNTERS"]
+from ..errors import TransportError
+
+__all__ = ["Transport", "RecordTransport", "Record", "plan_records", "encode_request", "decode_answer",
+           "initial_tag", "next_tag", "MAX_BURST", "WORD_MASK", "CONTROL_COUNTERS"]
 
 MAX_BURST = 255  # reads or writes per Etherbone record
 WORD_MASK = 0xFFFFFFFF
@@ -72,6 +74,41 @@ class Transport(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class RecordTransport(Transport):
+    """A transport that sends one Etherbone record at a time and waits for its answer,
+    ``timeout`` seconds a try and ``retries`` tries in all (UDP, serial): each subclass is
+    its framing and its retry rules (:meth:`_exchange`), ``stats`` its
+    :data:`CONTROL_COUNTERS`."""
+
+    def __init__(self, url: str, timeout: float, retries: int):
+        if timeout <= 0 or retries < 1:
+            raise ValueError("timeout must be > 0 and retries >= 1")
+        self.url = url
+        self.timeout, self.retries = timeout, retries
+        self._tag = initial_tag()
+        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
+
+    def transact(self, writes: Sequence[tuple[int, int]] = (), reads: Sequence[int] = ()) -> list[int]:
+        words: list[int] = []
+        for record in plan_records(writes, reads):
+            answer = self._exchange(record)
+            if not record.ack:
+                words += answer
+        return words
+
+    @abc.abstractmethod
+    def _exchange(self, record: Record) -> list[int]:
+        """The words read by ``record`` (sent under a new tag); TransportError when no
+        answer comes."""
+
+    def _answer_words(self, record: Record, words: list[int]) -> list[int]:
+        """``words``, which must be one per read of ``record``: another count is an answer to
+        some other request, which no retry can mend."""
+        if len(words) != len(record.reads):
+            raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
+        return words
 
 
 @dataclass

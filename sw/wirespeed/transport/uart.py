@@ -24,23 +24,13 @@ from __future__ import annotations
 import struct
 import time
 import zlib
-from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 import serial
 
 from ..errors import TransportError
-from .base import (
-    CONTROL_COUNTERS,
-    Record,
-    Transport,
-    decode_answer,
-    encode_request,
-    initial_tag,
-    next_tag,
-    plan_records,
-)
+from .base import Record, RecordTransport, decode_answer, encode_request, next_tag
 
 __all__ = ["SerialTransport", "SlipDecoder", "slip_frame", "decode_stale", "parse_serial_url",
            "DEFAULT_BAUD", "RESYNC_STEP"]
@@ -152,7 +142,7 @@ def parse_serial_url(url: str) -> tuple[str, int | None]:
     return parts.path, baud
 
 
-class SerialTransport(Transport):
+class SerialTransport(RecordTransport):
     """Etherbone records over a SLIP/CRC-32 framed serial line (see the module docstring).
 
     ``stats`` counts ``requests`` (records sent, first tries), ``retries`` (tries after a
@@ -163,10 +153,7 @@ class SerialTransport(Transport):
     """
 
     def __init__(self, url: str, timeout: float = 1.0, retries: int = 5):
-        if timeout <= 0 or retries < 1:
-            raise ValueError("timeout must be > 0 and retries >= 1")
-        self.url = url
-        self.timeout, self.retries = timeout, retries
+        super().__init__(url, timeout, retries)
         target, baud = parse_serial_url(url)
         # reads wait at most _POLL_S; the answer deadline is kept here (changing a serial
         # port's timeout reconfigures the port)
@@ -180,19 +167,9 @@ class SerialTransport(Transport):
         except (serial.SerialException, OSError, ValueError) as exc:
             raise TransportError(f"cannot open {url}: {_one_line(exc)}") from None
         self._decoder = SlipDecoder()
-        self._tag = initial_tag()
-        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
 
     def close(self) -> None:
         self._port.close()
-
-    def transact(self, writes: Sequence[tuple[int, int]] = (), reads: Sequence[int] = ()) -> list[int]:
-        words: list[int] = []
-        for record in plan_records(writes, reads):
-            answer = self._exchange(record)
-            if not record.ack:
-                words += answer
-        return words
 
     def _exchange(self, record: Record) -> list[int]:
         self._tag = next_tag(self._tag)
@@ -216,10 +193,7 @@ class SerialTransport(Transport):
                 self._tag = (answer[1] + RESYNC_STEP) & ~3 & _WORD
                 tries -= 1
                 continue
-            words = answer[1]
-            if len(words) != len(record.reads):
-                raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
-            return words
+            return self._answer_words(record, answer[1])
         raise TransportError(f"no answer from {self.url} after {self.retries} tries")
 
     def _send(self, frame: bytes) -> None:

@@ -15,27 +15,17 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
-from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from ..errors import TransportError
-from .base import (
-    CONTROL_COUNTERS,
-    Record,
-    Transport,
-    decode_answer,
-    encode_request,
-    initial_tag,
-    next_tag,
-    plan_records,
-)
+from .base import Record, RecordTransport, decode_answer, encode_request, next_tag
 
 __all__ = ["EtherboneTransport", "parse_udp_url", "DEFAULT_PORT"]
 
 DEFAULT_PORT = 1234
 
 
-class EtherboneTransport(Transport):
+class EtherboneTransport(RecordTransport):
     """Etherbone over UDP to ``host:port``.
 
     ``local_port``: the UDP port to receive answers on; None picks it from the host (an
@@ -46,27 +36,14 @@ class EtherboneTransport(Transport):
                  local_port: int | None = None):
         if not 0 < port < 65536:
             raise ValueError(f"UDP port must be 1..65535, not {port}")
-        if timeout <= 0 or retries < 1:
-            raise ValueError("timeout must be > 0 and retries >= 1")
-        self.url = f"udp://{host}:{port}"
-        self.timeout, self.retries = timeout, retries
+        super().__init__(f"udp://{host}:{port}", timeout, retries)
         self._remote = (_resolve(host, self.url), port)
         if local_port is None:
             local_port = 0 if ipaddress.ip_address(self._remote[0]).is_loopback else port
         self._sock = _bind_udp(local_port, self.url)
-        self._tag = initial_tag()
-        self.stats = dict.fromkeys(CONTROL_COUNTERS, 0)
 
     def close(self) -> None:
         self._sock.close()
-
-    def transact(self, writes: Sequence[tuple[int, int]] = (), reads: Sequence[int] = ()) -> list[int]:
-        words: list[int] = []
-        for record in plan_records(writes, reads):
-            answer = self._exchange(record)
-            if not record.ack:
-                words += answer
-        return words
 
     def _exchange(self, record: Record) -> list[int]:
         self._tag = next_tag(self._tag)
@@ -78,9 +55,7 @@ class EtherboneTransport(Transport):
             self._send(request)
             words = self._await_answer(self._tag)
             if words is not None:
-                if len(words) != len(record.reads):
-                    raise TransportError(f"{self.url} answered {len(words)} words to {len(record.reads)} reads")
-                return words
+                return self._answer_words(record, words)
             self.stats["timeouts"] += 1
         raise TransportError(f"no answer from {self.url} after {self.retries} tries")
 
