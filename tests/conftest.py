@@ -1,6 +1,6 @@
 """Test tiers and shared helpers.
 
-Every test directory can import the helpers of tests/ (records.py). The tests of tests/system
+Every test directory can import the helpers of tests/ (records.py, sim_cli.py). The tests of tests/system
 (the Verilated tester driven by the host) are marked ``system``; modules built with Verilator
 (cocotb benches, the harness) mark themselves ``verilator``; the fast loop leaves both out:
 ``pytest -m "not system and not verilator and not slow"`` (CONTRIBUTING.md).

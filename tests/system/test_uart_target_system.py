@@ -15,6 +15,7 @@ import math
 import time
 
 import pytest
+from sim_cli import SHARED_ERRORS, check_error, check_help
 
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.top import build_register_map
@@ -247,6 +248,23 @@ def test_dut_control_window_on_its_own_port(uart_binary):
         assert transport.read([0x0010_0008]) == [0]
         assert transport.read([regmap["id.magic"].offset]) == [0x57535044]
     assert sim.stats["control"]["out_of_range"] == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    *SHARED_ERRORS,
+    (["--divisor", "3"], "--divisor must be an integer 4..1048576, got '3'"),
+    (["--skew-ppm", "-50001"], "--skew-ppm must be an integer -50000..50000, got '-50001'"),
+    (["--to-host", "lose=5"], "unknown fault 'lose' (drop, dup, late, corrupt)"),
+    (["--vcd", "x.vcd"], "unknown argument '--vcd', allowed: --tcp-port, --control-udp-port, --divisor, "
+                         "--dut, --dut-param, --max-cycles, --seed, --late-ms, --skew-ppm, --to-design, "
+                         "--to-host, --help"),
+])
+def test_cli_errors(uart_binary, args, message):
+    check_error(uart_binary, "wirespeed-sim-uart", args, message)
+
+
+def test_cli_help(uart_binary):
+    check_help(uart_binary, "wirespeed-sim-uart")
 
 
 # Without the simulation: the launcher's options and the statistics lines ------------------
