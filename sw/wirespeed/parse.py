@@ -9,6 +9,7 @@ face that called it puts the option's name in front.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +18,7 @@ from . import sizes as size_points
 from .units import parse_duration
 
 __all__ = ["duration", "positive_duration", "percentage", "loss_tolerance", "loss_points", "flows", "choice",
-           "frame_sizes", "size_points_list", "address", "target"]
+           "frame_sizes", "size_points_list", "address", "target", "dut_info", "dut_info_list", "DUT_INFO_ALLOWED"]
 
 
 def duration(text: str) -> int:
@@ -128,6 +129,23 @@ def address(text: str):
         err: dict[str, Any] = errors()[0] if callable(errors) else {"loc": (), "msg": str(exc)}
         msg = err["msg"].removeprefix("Value error, ")
         raise ValueError(f"{err['loc'][0]}: {msg}; {allowed}" if err["loc"] else f"{msg}; {allowed}") from None
+
+
+DUT_INFO_ALLOWED = "KEY=VALUE, KEY a word of letters, digits, _ . - (e.g. model=XS1930, serial=S123, firmware=4.2)"
+
+
+def dut_info(text: str) -> tuple[str, str]:
+    """``KEY=VALUE``, a fact about the DUT for the report's header (model, serial, firmware...)."""
+    key, eq, value = text.partition("=")
+    key, value = key.strip(), value.strip()
+    if not eq or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]{0,39}", key) or not value:
+        raise ValueError(f"{DUT_INFO_ALLOWED}; not {text!r}")
+    return key, value
+
+
+def dut_info_list(texts: list[str]) -> dict[str, str]:
+    """Every ``--dut-info`` as a mapping, in order (a key given twice keeps the last)."""
+    return dict(dut_info(text) for text in texts)
 
 
 def target(text: str) -> str:

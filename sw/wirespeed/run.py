@@ -193,7 +193,8 @@ class Run:
                          definitions=definitions,
                          latency_calibrated=self.calibration is not None, calibration=self.calibration_info,
                          learning_parameters=self.plan.learning_config, plan=self.plan.model_dump(mode="json"),
-                         config_file=self.config_file,
+                         config_file=self.config_file, title=self.plan.title, operator=self.plan.operator,
+                         dut_info=dict(self.plan.dut_info),
                          tests=[{"name": name, "parameters": config} for name, config in self.configs.items()])
 
     # running

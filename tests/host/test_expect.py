@@ -74,7 +74,7 @@ def test_a_missed_expectation_is_exit_code_3_with_the_results_and_junit_written(
     assert record["status"] == "complete"
     assert record["plan"]["expect"] == ["throughput_pct>=0", "throughput_fps>=1000@64"]
     assert (out / "Throughput.csv").is_file() and (out / "report.html").is_file()
-    assert "<h2>Verdicts <small>(1 of 2 failed)</small></h2>" in (out / "report.html").read_text()
+    assert "<h3>Verdicts <small>(1 of 2 failed)</small></h3>" in (out / "report.html").read_text()
 
     xml = JUnitXml.fromfile(str(junit))
     suites = list(xml)

@@ -17,3 +17,15 @@ def test_every_package_is_listed():
             parts = init.parent.relative_to(base).parts
             found.add(".".join((package, *parts)))
     assert sorted(found) == sorted(tool["packages"])
+
+
+def test_the_report_templates_are_package_data():
+    """report.html is rendered from files beside the code: the wheel must carry every one."""
+    from fnmatch import fnmatch
+
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    folder = ROOT / "sw" / "wirespeed" / "report"
+    files = [p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir()]
+    assert len(files) >= 2
+    for name in files:
+        assert any(fnmatch(name, g) for g in globs["wirespeed.report"]), name

@@ -1,8 +1,6 @@
 """wirespeed report: tables, graphs and report.html regenerated from results.json alone."""
 
-import base64
 import csv
-import html
 import json
 import re
 import shutil
@@ -10,12 +8,13 @@ import shutil
 import pytest
 from ebserver import EtherboneServer, serve_identity
 from fakes import make_trial
+from markupsafe import escape
 
 from wirespeed import __version__
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.models import GatewareId
-from wirespeed.report import DETAIL_TABLES, ReportError, load_record, make_report
+from wirespeed.report import DETAIL_TABLES, ReportError, human, load_record, make_report
 from wirespeed.results import ResultsWriter, RunHeader
 from wirespeed.rfc2544.search import SearchOutcome
 from wirespeed.rfc2544.suite.back_to_back import BackToBackConfig, BackToBackResult, BurstRepetition
@@ -175,18 +174,21 @@ def test_graphs_without_their_data_are_skipped(tmp_path):
 
 
 def test_html_has_every_table_value(full_run):
+    """Every cell of the summary tables, as the report formats it (wirespeed.report.human)."""
     _, originals, report = full_run
     page = report.html.read_text()
-    cells = ["".join(f"<td>{html.escape(c, quote=True)}</td>" for c in row)
-             for name in SUMMARY for row in csv.reader(originals[name].decode().splitlines()[1:])]
-    assert len(cells) == 3 + 6 + 3 + 12
-    for row in cells:
-        assert row in page, row
-    for name in DETAIL_TABLES:          # named, not inlined
-        assert name in page and originals[name].decode().splitlines()[0].replace(",", "</th><th>") not in page
+    cells = 0
     for name in SUMMARY:
-        header = "".join(f"<th>{html.escape(c)}</th>" for c in originals[name].decode().splitlines()[0].split(","))
-        assert header in page, name
+        rows = list(csv.reader(originals[name].decode().splitlines()))
+        for column in rows[0]:
+            assert f"<th>{escape(human.header(column))}</th>" in page, (name, column)
+        for row in rows[1:]:
+            for column, value in zip(rows[0], row):
+                assert f"<td>{escape(human.cell(column, value))}</td>" in page, (name, column, value)
+                cells += 1
+    assert cells > 200
+    for name in DETAIL_TABLES:          # named, not inlined
+        assert name in page and "<th>bin low (µs)</th>" not in page and "<th>control retries</th>" not in page
 
 
 def test_html_has_the_run_header_and_notes(full_run):
@@ -196,7 +198,7 @@ def test_html_has_the_run_header_and_notes(full_run):
     assert f"wirespeed {__version__}" in page
     assert "version 0.1.0 (0x000100), register map 0xf4988a5a" in page
     assert "router:rate=400k,queue=256,latency=20us" in page and "<td>sim</td>" in page
-    assert record["notes"] and all(html.escape(note, quote=True) in page for note in record["notes"])
+    assert record["notes"] and all(str(escape(note)) in page for note in record["notes"])
     assert "scaled down" in page and "file cal.json" in page
     assert "10 ms" in page and "64, 512, 1518" in page
 
@@ -204,15 +206,11 @@ def test_html_has_the_run_header_and_notes(full_run):
 def test_html_embeds_every_graph_and_nothing_external(full_run):
     _, _, report = full_run
     page = report.html.read_text()
-    images = re.findall(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(images) == len(ALL_GRAPHS)
-    pngs = {name: paths[0].read_bytes() for name, paths in report.graphs.items()}
-    decoded = [base64.b64decode(data) for data in images]
-    assert all(d.startswith(PNG_MAGIC) for d in decoded)
-    assert sorted(decoded) == sorted(pngs.values())
+    svgs = re.findall(r'<svg role="img" class="graph" aria-label="(\w+)"', page)
+    assert sorted(svgs) == sorted(ALL_GRAPHS)
     assert not re.search(r"https?:", page, re.IGNORECASE)
-    assert not re.search(r"""(src|href)\s*=\s*(?!["']?data:)""", page, re.IGNORECASE)
-    assert "<style>" in page and "<link" not in page and "<script" not in page
+    assert not re.search(r"""(src|href)\s*=\s*(?!["']?#)""", page, re.IGNORECASE)     # only the graphs' own ids
+    assert "<style>" in page and "<link" not in page and "<script" not in page and "<img" not in page
 
 
 def test_report_command(capsys, tmp_path):
@@ -303,3 +301,47 @@ def test_report_of_a_copied_folder_needs_only_results_json(tmp_path):
     for name in ("Throughput.csv", "Latency.csv", "Frame_Loss.csv"):
         assert (lone / name).read_bytes() == (src / name).read_bytes()
     assert "frame_loss" in report.graphs
+
+
+def test_rfc2544_records_title_operator_and_dut_facts(capsys, regmap, tmp_path):
+    """--title, --operator and --dut-info, on the command line or in a --config file, are in
+    results.json and the report."""
+    config = tmp_path / "run.toml"
+    config.write_text('[rfc2544]\ntitle = "Lab 3 router"\noperator = "A. Tester"\n'
+                      'dut-info = ["model=RX-1", "serial=0042"]\n')
+    with EtherboneServer() as server:
+        serve_identity(server, regmap)
+        code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path / "flags"), "--title",
+                           "Flags", "--operator", "B", "--dut-info", "firmware=1.2", *FAST)
+        assert code == 0, err
+        code, _, err = run(capsys, "rfc2544", "--config", str(config), "--target", server.url, "--out",
+                           str(tmp_path / "file"), *FAST)
+        assert code == 0, err
+    flags = json.loads((tmp_path / "flags" / "results.json").read_text())
+    assert (flags["title"], flags["operator"], flags["dut_info"]) == ("Flags", "B", {"firmware": "1.2"})
+    assert "<title>Flags</title>" in (tmp_path / "flags" / "report.html").read_text()
+    filed = json.loads((tmp_path / "file" / "results.json").read_text())
+    assert (filed["title"], filed["operator"], filed["dut_info"]) == ("Lab 3 router", "A. Tester",
+                                                                      {"model": "RX-1", "serial": "0042"})
+    page = (tmp_path / "file" / "report.html").read_text()
+    assert "<td>A. Tester</td>" in page and "<tr><th>DUT serial</th><td>0042</td></tr>" in page
+
+
+@pytest.mark.parametrize("value", ["model", "=x", "model=", "two words=x"])
+def test_rfc2544_bad_dut_info_is_one_line(capsys, tmp_path, value):
+    code, _, err = run(capsys, "rfc2544", "--out", str(tmp_path / "run"), "--dut-info", value, *FAST)
+    assert code == 2
+    assert_one_line_error(err, "--dut-info", "KEY=VALUE", repr(value))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_record_without_the_report_fields_loads(tmp_path):
+    src = write_run(tmp_path / "run", tests=("back-to-back",), sizes=(64,))
+    data = json.loads((src / "results.json").read_text())
+    for key in ("title", "operator", "dut_info"):
+        del data[key]
+    (src / "results.json").write_text(json.dumps(data))
+    record = load_record(src)
+    assert (record.title, record.operator, record.dut_info) == (None, None, {})
+    assert "<title>RFC 2544 report: router:rate=400k,queue=256,latency=20us</title>" in \
+        make_report(src).html.read_text()

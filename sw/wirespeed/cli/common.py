@@ -18,7 +18,8 @@ from ..progress import build_progress
 from ..rfc2544.plan import PlanError
 from . import configfile as config_files
 
-__all__ = ["InputError", "err_console", "parser", "config_option", "target_option", "dut_option", "open_tester",
+__all__ = ["InputError", "err_console", "parser", "dut_info_option", "config_option", "target_option", "dut_option",
+           "open_tester",
            "DUT_EXAMPLE", "rtl_dut", "as_input_error", "Spinner"]
 
 err_console = Console(stderr=True)
@@ -47,6 +48,14 @@ def parser(parse_text: Callable[[str], Any]) -> Callable[[str], Any]:
         except ValueError as exc:
             raise typer.BadParameter(str(exc).splitlines()[0]) from None
     return typer_parser
+
+
+def dut_info_option(texts: list[str] | None) -> dict[str, str]:
+    """Every ``--dut-info KEY=VALUE`` as a mapping (InputError naming the option)."""
+    try:
+        return parse.dut_info_list(texts or [])
+    except ValueError as exc:
+        raise InputError("--dut-info", str(exc)) from None
 
 
 def _config_file(ctx: typer.Context, value: Path | None) -> None:

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from .. import parse
 from .app import app
-from .common import InputError, err_console
+from .common import InputError, dut_info_option, err_console, parser
 
 
 @app.command()
@@ -19,13 +20,23 @@ def report(
                                                      "rfc2544'.")],
     out: Annotated[Path | None, typer.Option(help="Where to write the tables, graphs/ and report.html "
                                                   "(default: RESULTS_DIR).")] = None,
+    pdf: Annotated[bool, typer.Option("--pdf", help="Also write report.pdf (WeasyPrint).")] = False,
+    paper: Annotated[Any, typer.Option(parser=parser(parse.choice("A4", "letter")), metavar="A4|letter",
+                                       help="The PDF's paper size.")] = "A4",
+    title: Annotated[str | None, typer.Option(metavar="TEXT", help="The report's title (default: the "
+                                                                   "run's --title).")] = None,
+    operator: Annotated[str | None, typer.Option(metavar="NAME", help="Who ran the test (default: the "
+                                                                      "run's --operator).")] = None,
+    dut_info: Annotated[list[str] | None, typer.Option(
+        metavar="KEY=VALUE", help="A DUT fact: model=, serial=, firmware=... (repeatable; over the run's).")] = None,
 ) -> None:
-    """Regenerate the CSV tables, the graphs (graphs/*.png, *.svg) and a one-file report.html from a
-    results folder's results.json."""
+    """Regenerate the CSV tables, the graphs (graphs/*.png, *.svg) and a one-file report.html (and
+    with --pdf report.pdf) from a results folder's results.json."""
     from ..report import ReportError, make_report
 
+    info = dut_info_option(dut_info)
     try:
-        made = make_report(results_dir, out)
+        made = make_report(results_dir, out, title=title, operator=operator, dut_info=info, pdf=pdf, paper=paper)
     except ReportError as exc:
         raise InputError(exc.field, str(exc)) from None
     except OSError as exc:
@@ -34,6 +45,8 @@ def report(
     err_console.print(f"graphs: {', '.join(str(p) for ps in made.graphs.values() for p in ps)}", highlight=False,
                       soft_wrap=True)
     err_console.print(f"report: {made.html}", highlight=False, soft_wrap=True)
+    if made.pdf is not None:
+        err_console.print(f"pdf: {made.pdf}", highlight=False, soft_wrap=True)
 
 
 @app.command()

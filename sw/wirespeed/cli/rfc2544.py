@@ -39,6 +39,7 @@ from .common import (
     Spinner,
     as_input_error,
     config_option,
+    dut_info_option,
     dut_option,
     err_console,
     open_tester,
@@ -142,6 +143,13 @@ def _common(
     force: Annotated[bool, typer.Option(
         "--force", metavar="", rich_help_panel=PANEL_OUTPUT,
         help="Move an earlier run in --out aside, whole, to OUT.replaced-<time>, and start afresh.")] = False,
+    title: Annotated[str | None, typer.Option(metavar="TEXT", rich_help_panel=PANEL_OUTPUT,
+                                              help="The report's title.")] = None,
+    operator: Annotated[str | None, typer.Option(metavar="NAME", rich_help_panel=PANEL_OUTPUT,
+                                                 help="Who ran the test, for the report.")] = None,
+    dut_info: Annotated[list[str] | None, typer.Option(
+        metavar="KEY=VALUE", rich_help_panel=PANEL_OUTPUT,
+        help="A DUT fact for the report: model=, serial=, firmware=... (repeatable).")] = None,
 ) -> None:
     """The run's common options (the template of the command's signature)."""
 
@@ -232,7 +240,8 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
                 settle_ns=values["settle"], addresses=addresses, bidirectional=values["bidirectional"],
                 sources=values["flows"][0], destinations=values["flows"][1], calibration=values["calibration"],
                 options={name: values[name] for name in names}, target="sim" if target == "sim" else "board",
-                expect=expect)
+                expect=expect, title=values["title"], operator=values["operator"],
+                dut_info=dut_info_option(values["dut_info"]))
     try:
         configs = plan.configs()
     except PlanError as exc:

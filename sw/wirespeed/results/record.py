@@ -102,6 +102,10 @@ class RunHeader(BaseModel):
     target: str
     gateware: GatewareId
     dut: dict[str, Any]
+    title: str | None = Field(None, description="the report's title; None: one made of the tests and the DUT")
+    operator: str | None = Field(None, description="who ran the test")
+    dut_info: dict[str, str] = Field(default_factory=dict, description="facts about the DUT given by the user "
+                                                                       "(model, serial, firmware...)")
     notes: list[str] = Field(default_factory=list)
     definitions: dict[str, str] = Field(default_factory=lambda: dict(GENERAL_DEFINITIONS))
     latency_calibrated: bool = Field(False, description="latency figures have the tester pipeline delay "

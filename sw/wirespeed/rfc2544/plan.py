@@ -72,6 +72,10 @@ class Plan(BaseModel):
                                           "throughput_pct>=99@64")
     target: TargetKind | None = Field(None, description="whose defaults apply: the simulation's or a board's "
                                                        "(None: the tester's, when the plan runs)")
+    title: str | None = Field(None, description="the report's title (--title)")
+    operator: str | None = Field(None, description="who ran the test (--operator)")
+    dut_info: dict[str, str] = Field(default_factory=dict, description="facts about the DUT for the report: "
+                                                                       "model, serial, firmware... (--dut-info)")
 
     @field_validator("tests")
     @classmethod
