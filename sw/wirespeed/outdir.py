@@ -20,16 +20,16 @@ from .locks import RESULTS_LOCK_NAME, Holder, Lock, LockBusy, results_lock
 from .results.tables import table_names
 from .safeio import describe_os_error
 
-__all__ = ["OutDirError", "GRAPHS_DIR", "REPORT_NAME", "run_file_names", "Claim", "run_files", "describe_run", "claim",
-           "move_aside"]
+__all__ = ["OutDirError", "GRAPHS_DIR", "REPORT_NAME", "PDF_NAME", "run_file_names", "Claim", "run_files",
+           "describe_run", "claim", "move_aside"]
 
 #: what ``wirespeed report`` writes into a results folder beside the run's own files
-GRAPHS_DIR, REPORT_NAME = "graphs", "report.html"
+GRAPHS_DIR, REPORT_NAME, PDF_NAME = "graphs", "report.html", "report.pdf"
 
 
 def run_file_names() -> tuple[str, ...]:
     """What a run writes into its folder."""
-    return ("results.json", "trials.jsonl", *table_names(), REPORT_NAME, GRAPHS_DIR)
+    return ("results.json", "trials.jsonl", *table_names(), REPORT_NAME, PDF_NAME, GRAPHS_DIR)
 
 
 class OutDirError(WirespeedError):

@@ -191,3 +191,11 @@ def test_a_format_1_folder_reports_to_pdf(capsys, tmp_path):
         for row in rows[1:]:
             for column, value in zip(rows[0], row):
                 assert re.sub(r"\s+", "", cell(column, value)) in text, (name, column, value)
+
+
+def test_report_pdf_counts_as_a_run_file(tmp_path):
+    """A folder holding a report.pdf is not an empty --out: a new run would leave it beside its own."""
+    from wirespeed.outdir import run_files
+
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.7\n")
+    assert run_files(tmp_path) == ["report.pdf"]

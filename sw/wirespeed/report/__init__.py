@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..graphs import GRAPH_CAPTIONS, draw_graphs
-from ..outdir import GRAPHS_DIR, REPORT_NAME
+from ..outdir import GRAPHS_DIR, PDF_NAME, REPORT_NAME
 from ..results import RunRecord, atomic_write_text, tables_of
 from ..results.resume import RecordError
 from ..results.resume import load_record as _load_record
@@ -23,8 +23,6 @@ from .view import DETAIL_TABLES, build_view
 
 __all__ = ["ReportError", "Report", "load_record", "write_tables", "draw_graphs", "render_html", "make_report",
            "DETAIL_TABLES", "PDF_NAME", "PAPERS", "report_html"]
-
-PDF_NAME = "report.pdf"
 
 
 class ReportError(Exception):
