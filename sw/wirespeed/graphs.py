@@ -24,6 +24,7 @@ Axes read in plain numbers with thousands separators, never with a floating ``1e
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ from . import sizes
 from .ethernet import line_rate_fps
 from .results import RunRecord
 
-__all__ = ["draw_graphs", "GRAPH_CAPTIONS", "pyplot", "save_figure", "plain_numbers", "LINES", "MARKERS"]
+__all__ = ["draw_graphs", "GRAPH_CAPTIONS", "pyplot", "save_figure", "plain_numbers", "inline_svg", "LINES",
+           "MARKERS"]
 
 SIZES_FOR_CURVE = list(range(64, 1519, 2))
 
@@ -426,3 +428,20 @@ GRAPH_CAPTIONS = {
     "back_to_back": "Back-to-back burst length per frame size (RFC 2544 26.4), mean with sample standard "
                     "deviation, min and max over the repetitions.",
 }
+
+
+def inline_svg(text: str, prefix: str) -> str:
+    """An SVG file's text as an element to put in HTML: its ids prefixed by ``prefix`` so that
+    two graphs on one page never share one, its metadata and namespace declarations dropped
+    (nothing refers outside the page)."""
+    start = text.find("<svg")
+    if start < 0:
+        raise ValueError("not an SVG file")
+    svg = re.sub(r"<metadata>.*?</metadata>", "", text[start:], flags=re.DOTALL)
+    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+    svg = re.sub(r'\s+version="[^"]*"', "", svg, count=1)
+    svg = svg.replace("xlink:href=", "href=")
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m[1]}"', svg)
+    svg = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m[1]}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m[1]})", svg)
+    return svg.replace("<svg", f'<svg role="img" class="graph" aria-label="{prefix}"', 1).rstrip()

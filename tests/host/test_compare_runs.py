@@ -133,3 +133,22 @@ def test_a_folder_without_runs_is_refused(tmp_path, capsys):
 def test_labels_need_graph(three_sets, capsys):
     code = main(["compare", str(three_sets / "q64"), "--labels", "a"])
     assert code == 2 and "--labels" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_graph_as_pdf(three_sets, tmp_path, capsys):
+    from pypdf import PdfReader
+
+    out = tmp_path / "cmp"
+    sets = [str(three_sets / name) for name in RATES]
+    assert main(["compare", *sets, "--graph", str(out), "--pdf", "--paper", "letter"]) == 0
+    assert f"{out / 'compare.pdf'}" in capsys.readouterr().out
+    text = " ".join(page.extract_text() for page in PdfReader(out / "compare.pdf").pages)
+    for name in RATES:
+        assert name in text
+    assert "Difference at 95.0% confidence" in text and "402,000" in text
+
+
+def test_pdf_needs_graph(three_sets, capsys):
+    code = main(["compare", str(three_sets / "q64"), "--pdf"])
+    assert code == 2 and "--pdf" in capsys.readouterr().err

@@ -112,6 +112,9 @@ def compare(
     labels: Annotated[str | None, typer.Option(metavar="A,B,...",
                                                help="With --graph: a name for each SET (default its folder's "
                                                     "name).")] = None,
+    pdf: Annotated[bool, typer.Option("--pdf", help="With --graph: also DIR/compare.pdf (WeasyPrint).")] = False,
+    paper: Annotated[Any, typer.Option(parser=parser(parse.choice("A4", "letter")), metavar="A4|letter",
+                                       help="The PDF's paper size.")] = "A4",
 ) -> None:
     """ministat-compatible statistics of repeated runs: N, Min, Max, Median, Avg, Stddev, an
     ASCII plot, and Student's t difference of each set against the first."""
@@ -121,10 +124,11 @@ def compare(
 
     style = "classic" if classic else "current"
     if graph is not None:
-        _compare_runs(sets, labels, graph, confidence, style)
+        _compare_runs(sets, labels, graph, confidence, style, paper if pdf else None)
         return
-    if labels is not None:
-        raise InputError("--labels", "names the sets of --graph; add --graph DIR")
+    for name, given in (("--labels", labels is not None), ("--pdf", pdf)):
+        if given:
+            raise InputError(name, "goes with --graph DIR")
     try:
         pairs = parse_where(where or [])
         if sets.count("-") > 1:
@@ -140,11 +144,13 @@ def compare(
     typer.echo(text, nl=False)
 
 
-def _compare_runs(sets: list[str], labels: str | None, out_dir: Path, confidence: float, style: str) -> None:
+def _compare_runs(sets: list[str], labels: str | None, out_dir: Path, confidence: float, style: str,
+                  paper: str | None) -> None:
     """``compare --graph``: several runs (or sets of repeated runs) on shared axes, one HTML."""
     from ..compare import MAX_SETS, CompareError
     from ..compare.page import write_compare
     from ..compare.runs import load_runs
+    from ..report.render import PdfError
 
     names = [n.strip() for n in labels.split(",")] if labels is not None else [None] * len(sets)
     if len(names) != len(sets) or any(n == "" for n in names):
@@ -154,9 +160,12 @@ def _compare_runs(sets: list[str], labels: str | None, out_dir: Path, confidence
         raise InputError("SET", f"at most {MAX_SETS} sets, not {len(sets)}")
     try:
         runs = [load_runs(spec, name) for spec, name in zip(sets, names)]
-        path = write_compare(runs, out_dir, confidence=confidence, style=style)
+        paths = write_compare(runs, out_dir, confidence=confidence, style=style,
+                              pdf_paper=paper)
     except CompareError as exc:
         raise InputError(exc.field, exc.message) from None
+    except PdfError as exc:
+        raise InputError("--pdf", str(exc), exit_code=1) from None
     except OSError as exc:
         raise InputError("--graph", f"cannot write {out_dir}: {exc.strerror or exc}") from None
-    typer.echo(f"wrote {path}")
+    typer.echo("wrote " + ", ".join(str(p) for p in paths))

@@ -4,11 +4,11 @@ and SVG files beside it."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from .. import __version__, sizes
 from ..ethernet import line_rate_fps
+from ..graphs import inline_svg
 from ..results import atomic_write_text
 from .overlay import COMPARE_CAPTIONS, draw_compare
 from .runs import RunSet, ministat_tables, throughput_series
@@ -16,12 +16,6 @@ from .runs import RunSet, ministat_tables, throughput_series
 __all__ = ["write_compare", "COMPARE_NAME"]
 
 COMPARE_NAME = "compare.html"
-
-
-def _inline_svg(path: Path) -> str:
-    """An SVG file's ``<svg>`` element, for inlining into HTML (sharp at any zoom)."""
-    text = path.read_text(encoding="utf-8")
-    return text[text.index("<svg"):]
 
 
 def _throughput_rows(runs: list[RunSet]) -> list[dict]:
@@ -49,8 +43,10 @@ def _describe(run: RunSet) -> dict:
 
 
 def write_compare(runs: list[RunSet], out_dir: Path, *, confidence: float = 95.0, style: str = "current",
-                  title: str | None = None) -> Path:
-    """Draw the overlay graphs into ``out_dir`` and write ``out_dir/compare.html``; its path."""
+                  title: str | None = None, pdf_paper: str | None = None) -> list[Path]:
+    """Draw the overlay graphs into ``out_dir`` and write ``out_dir/compare.html``, and with
+    ``pdf_paper`` (A4 or letter) ``compare.pdf``; the pages written (PdfError if the PDF
+    cannot be made)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -63,23 +59,17 @@ def write_compare(runs: list[RunSet], out_dir: Path, *, confidence: float = 95.0
         version=__version__,
         sets=[_describe(r) for r in runs],
         throughput=_throughput_rows(runs),
-        graphs=[{"svg": _inline_svg(paths[1]), "caption": COMPARE_CAPTIONS[name]} for name, paths in graphs.items()],
+        graphs=[{"svg": inline_svg(paths[1].read_text(encoding="utf-8"), name), "caption": COMPARE_CAPTIONS[name]}
+                for name, paths in graphs.items()],
         tables=[(sizes.text(size), text) for size, text in tables.items()],
         confidence=f"{confidence:g}", style=style)
-    # matplotlib gives every SVG the same element ids; inlined side by side they must differ
-    page = _unique_ids(page)
     path = out_dir / COMPARE_NAME
     atomic_write_text(path, page)
-    return path
+    if pdf_paper is None:
+        return [path]
+    from ..report.render import write_pdf
 
+    pdf = path.with_suffix(".pdf")
+    write_pdf(page, pdf, out_dir, pdf_paper)
+    return [path, pdf]
 
-def _unique_ids(page: str) -> str:
-    """Prefix the ids of each inlined SVG (and their references) with its figure number."""
-    parts = re.split(r"(<svg\b.*?</svg>)", page, flags=re.S)
-    for n, part in enumerate(parts):
-        if part.startswith("<svg"):
-            p = f"g{n}-"
-            part = re.sub(r'id="([^"]+)"', rf'id="{p}\1"', part)
-            part = re.sub(r'(href|xlink:href)="#([^"]+)"', rf'\1="#{p}\2"', part)
-            parts[n] = re.sub(r"url\(#([^)]+)\)", rf"url(#{p}\1)", part)
-    return "".join(parts)

@@ -1,17 +1,16 @@
 """The report's HTML (Jinja2, ``templates/``) and its PDF (WeasyPrint, from that HTML).
 
-The HTML is one offline file: its CSS inline and every graph an inline ``<svg>`` element (the
-graph's SVG file, its ids prefixed by the graph's name so that two graphs never share one, its
-metadata and namespace declarations dropped: nothing refers outside the page).
+The HTML is one offline file: its CSS inline and every graph an inline ``<svg>`` element
+(:func:`wirespeed.graphs.inline_svg`: nothing refers outside the page).
 """
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..graphs import inline_svg
 from .view import View
 
 __all__ = ["render_html", "inline_svg", "write_pdf", "PdfError", "PAPERS"]
@@ -28,21 +27,6 @@ def _environment() -> Any:
     return jinja2.Environment(loader=jinja2.PackageLoader("wirespeed.report", "templates"),
                               autoescape=jinja2.select_autoescape(["html", "j2"], default=True),
                               trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-
-
-def inline_svg(text: str, prefix: str) -> str:
-    """An SVG file's text as an element to put in HTML (see the module doc)."""
-    start = text.find("<svg")
-    if start < 0:
-        raise ValueError("not an SVG file")
-    svg = re.sub(r"<metadata>.*?</metadata>", "", text[start:], flags=re.DOTALL)
-    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
-    svg = re.sub(r'\s+version="[^"]*"', "", svg, count=1)
-    svg = svg.replace("xlink:href=", "href=")
-    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m[1]}"', svg)
-    svg = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}-{m[1]}"', svg)
-    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}-{m[1]})", svg)
-    return svg.replace("<svg", f'<svg role="img" class="graph" aria-label="{prefix}"', 1).rstrip()
 
 
 def render_html(view: View, svgs: dict[str, str], captions: dict[str, str]) -> str:
