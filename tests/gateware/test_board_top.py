@@ -3,15 +3,15 @@ Verilator: the configuration word, the map hash and a stream through a cable."""
 
 import os
 
+import cocotbbuild
 import pytest
 from amaranth.back import verilog
-from cocotb_tools.runner import get_runner
 
 from wirespeed.gateware.build import SIM_TOP
 from wirespeed.gateware.config import PRESETS
 from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
 from wirespeed.gateware.top import SimTop
-from wirespeed.sim.toolchain import cache_dir, verilator_env
+from wirespeed.sim.toolchain import cache_dir
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 
@@ -25,7 +25,6 @@ BUILDS = {name: PRESETS[name] for name in ("board_25f", "board_25f_learning", "b
 
 @pytest.fixture(scope="module", params=list(BUILDS))
 def board_build(request):
-    os.environ.update(verilator_env())
     name = request.param
     build_dir = cache_dir() / "cocotb" / f"tester_{name}"
     src = build_dir / "src"
@@ -33,9 +32,7 @@ def board_build(request):
     sources = [src / f"{SIM_TOP}.v", src / f"{MAC_MODULE}.v"]
     sources[0].write_text(verilog.convert(SimTop(config=BUILDS[name]), name=SIM_TOP, emit_src=False))
     sources[1].write_text(mac_verilog())
-    runner = get_runner("verilator")
-    runner.build(sources=sources, hdl_toplevel=SIM_TOP, build_dir=build_dir,
-                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
+    runner = cocotbbuild.build(sources, SIM_TOP, build_dir, ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
     return name, runner, build_dir
 
 

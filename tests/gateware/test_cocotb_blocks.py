@@ -13,45 +13,32 @@ One Verilator build per wrapper (session fixture), several cocotb testcases per 
 a pytest parameter so that failures are named.
 """
 
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from cocotb_tools.runner import get_runner
 
-from wirespeed.sim.toolchain import cache_dir, verilator_env
+from wirespeed.sim.toolchain import cache_dir
 
 HERE = Path(__file__).parent / "cocotb"
 sys.path.insert(0, str(HERE))
 
+import cocotbbuild  # noqa: E402
 import wrappers  # noqa: E402
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 
 BUILD_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-Wno-UNOPTFLAT", "-O2"]
-#: C++ optimisation of the Verilated model: -O1 for the evaluation code, none for the
-#: construction code (most of the C++ with --public-flat-rw). Measured on the generator
-#: wrapper: 68 s to build and the same simulation speed as the default -Os, which takes
-#: about twice as long to build.
-MAKE_OPT = "OPT_FAST=-O1 OPT_SLOW=-O0"
 _builds = {}
 
 
 def _build(kind):
     if kind not in _builds:
-        env = verilator_env()
-        os.environ.update(env)
         build_dir = cache_dir() / "cocotb" / f"block_{kind}"
         t0 = time.monotonic()
         top, sources = wrappers.write_sources(kind, build_dir / "src")
-        runner = get_runner("verilator")
-        os.environ["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {MAKE_OPT}"
-        try:
-            runner.build(sources=sources, hdl_toplevel=top, build_dir=build_dir, build_args=BUILD_ARGS)
-        finally:
-            os.environ["MAKEFLAGS"] = env["MAKEFLAGS"]     # not for other builds of the session
+        runner = cocotbbuild.build(sources, top, build_dir, BUILD_ARGS)
         print(f"\n[cocotb blocks] {kind} wrapper: Verilog + Verilator build {time.monotonic() - t0:.1f} s")
         _builds[kind] = (runner, build_dir, top)
     return _builds[kind]

@@ -1,14 +1,13 @@
 """Runs the cocotb tests of the whole tester in Verilator (see cocotb/tester_top.py)."""
 
-import os
 from pathlib import Path
 
+import cocotbbuild
 import pytest
-from cocotb_tools.runner import get_runner
 
 from wirespeed.gateware.build import SIM_TOP, write_sim_sources
 from wirespeed.gateware.port import RX_PIPELINE_NS, TX_PIPELINE_NS
-from wirespeed.sim.toolchain import cache_dir, verilator_env
+from wirespeed.sim.toolchain import cache_dir
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 
@@ -17,12 +16,9 @@ HERE = Path(__file__).parent / "cocotb"
 
 @pytest.fixture(scope="session")
 def tester_build():
-    os.environ.update(verilator_env())
     build_dir = cache_dir() / "cocotb" / "tester_top"
     sources = write_sim_sources(build_dir / "src")
-    runner = get_runner("verilator")
-    runner.build(sources=sources, hdl_toplevel=SIM_TOP, build_dir=build_dir,
-                 build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
+    runner = cocotbbuild.build(sources, SIM_TOP, build_dir, ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
     return runner, build_dir
 
 
