@@ -16,6 +16,7 @@ from ..ethernet import WIRE_OVERHEAD
 from ..latency import DEFINITION_KEYS
 from ..results import RunRecord, tables_of
 from ..rfc2544 import registry
+from ..rfc2544.expect import DECIMALS
 from ..units import format_duration
 from . import human
 
@@ -212,7 +213,7 @@ def summary_table(record: RunRecord) -> Table | None:
             value = None if result is None else metric.value(result)
             # a capped back-to-back size passed the longest burst tried: a lower bound
             bound = "≥ " if getattr(result, "capped", False) else ""
-            row.append(human.EMPTY if value is None else f"{bound}{value:,.3f}")
+            row.append(human.EMPTY if value is None else f"{bound}{value:,.{DECIMALS.get(metric.unit, 3)}f}")
         rows.append(row)
     return Table(title="Summary", parts=split_columns(columns, rows, SUMMARY_COLUMNS, (columns[0],)))
 

@@ -57,14 +57,15 @@ class Verdict(BaseModel):
     passed: bool
 
 
-_DECIMALS = {"%": 3, "us": 3, "fps": 1, "Mb/s": 2, "frames": 1}
+#: decimals a figure of each unit is shown with (verdicts, the report's summary)
+DECIMALS = {"%": 3, "us": 3, "fps": 1, "Mb/s": 2, "frames": 1}
 
 
 def format_value(value: float | None, unit: str) -> str:
     """A verdict's measured figure for people: ``27.360 %``, ``424,854.6 fps``."""
     if value is None:
         return "not measured"
-    return f"{value:,.{_DECIMALS.get(unit, 3)}f} {unit}"
+    return f"{value:,.{DECIMALS.get(unit, 3)}f} {unit}"
 
 
 def _metrics() -> dict[str, tuple[str, registry.Metric]]:
