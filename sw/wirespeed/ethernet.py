@@ -12,7 +12,7 @@ from wirespeed.gateware.frame import MAX_FRAME, MIN_FRAME, WIRE_OVERHEAD
 
 from . import sizes
 
-__all__ = ["LINK_BPS", "WIRE_OVERHEAD", "MIN_FRAME", "MAX_FRAME", "line_rate_fps", "throughput_mbps"]
+__all__ = ["LINK_BPS", "WIRE_OVERHEAD", "MIN_FRAME", "MAX_FRAME", "line_rate_fps", "throughput_mbps", "wire_mbps"]
 
 LINK_BPS = 1_000_000_000
 
@@ -29,3 +29,9 @@ def throughput_mbps(size: "sizes.SizePoint", fps: float) -> float:
     """Frame bits per second in Mb/s (L * 8 * fps, L the mean size of a mix; preamble and gap
     not counted)."""
     return float(sizes.mean_len(size)) * 8 * fps / 1e6 if isinstance(size, str) else size * 8 * fps / 1e6
+
+
+def wire_mbps(size: "sizes.SizePoint", fps: float) -> float:
+    """Bits per second on the wire (layer 1) in Mb/s: each frame with its preamble, SFD and
+    minimum gap, ``(L + 20) * 8 * fps`` (100 % of line rate is 1000 Mb/s at every size)."""
+    return float(sizes.mean_len(size) + WIRE_OVERHEAD) * 8 * fps / 1e6

@@ -227,7 +227,7 @@ def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):
     assert len((tmp_path / "trials.jsonl").read_text().splitlines()) == 5
     assert "scaled down from RFC 2544" in err
     rows = (tmp_path / "Throughput.csv").read_text().splitlines()
-    assert rows[1].startswith("64,0.00,,0.000,")
+    assert rows[1].startswith("64,0.00,0.00,,0.000,")
 
 
 def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):

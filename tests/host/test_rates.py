@@ -2,7 +2,7 @@
 
 import pytest
 
-from wirespeed.ethernet import line_rate_fps, throughput_mbps
+from wirespeed.ethernet import line_rate_fps, throughput_mbps, wire_mbps
 from wirespeed.traffic import ns_to_cycles, period_to_rate, rate_to_period
 from wirespeed.units import format_duration, parse_duration
 
@@ -13,6 +13,7 @@ SIZES = [64, 65, 127, 128, 256, 512, 1024, 1280, 1518]
 @pytest.mark.parametrize("size, fps", [  # the table in the RFC 2544 notes (Appendix B, at 1 Gb/s)
     (64, 1_488_095.24), (128, 844_594.59), (256, 452_898.55), (512, 234_962.41),
     (1024, 119_731.80), (1280, 96_153.85), (1518, 81_274.38),
+    (9018, 13_830.49),      # a jumbo frame: 9018 + 20 bytes on the wire
 ])
 def test_line_rate_table(size, fps):
     assert line_rate_fps(size) == pytest.approx(fps, abs=0.006)
@@ -21,6 +22,14 @@ def test_line_rate_table(size, fps):
 def test_throughput_mbps_counts_frame_bits_only():
     assert throughput_mbps(64, line_rate_fps(64)) == pytest.approx(761.904762)
     assert throughput_mbps(1518, line_rate_fps(1518)) == pytest.approx(986.996099)
+    assert throughput_mbps(9018, line_rate_fps(9018)) == pytest.approx(997.787121)
+
+
+@pytest.mark.parametrize("size", [64, 1518, 9018, "imix:aaaaaaag"])
+def test_wire_mbps_counts_preamble_and_gap(size):
+    # layer 1: line rate is the link's 1000 Mb/s at every size, half of it at half the rate
+    assert wire_mbps(size, line_rate_fps(size)) == pytest.approx(1000.0)
+    assert wire_mbps(size, line_rate_fps(size) / 2) == pytest.approx(500.0)
 
 
 @pytest.mark.parametrize("size", SIZES)

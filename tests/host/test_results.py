@@ -20,9 +20,10 @@ LATENCY_COLUMNS = ["frame_size_B", "rate_fps", "min_ns", "avg_ns", "max_ns", "st
                    "p50_ns", "p90_ns", "p99_ns", "p99.9_ns", "histogram_bin_ns", "frames", "definition",
                    "source", "calibrated", "pipeline_delay_ns", "repeats", "repeats_mean_ns",
                    "repeats_mean_stddev_ns", "repeats_min_ns", "repeats_max_ns"]
-THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "measured_rx_fps", "pct_line_rate", "throughput_Mbps",
-                      "theoretical_max_fps", "frames_sent", "frames_received", "trials", "search",
-                      "loss_tolerance_pct", "confirmed", "mean_frame_B"]
+THROUGHPUT_COLUMNS = ["frame_size_B", "offered_fps", "throughput_fps", "measured_rx_fps", "pct_line_rate",
+                      "throughput_Mbps", "throughput_L1_Mbps", "throughput_L2_Mbps", "theoretical_max_fps",
+                      "frames_sent", "frames_received", "trials", "search", "loss_tolerance_pct", "confirmed",
+                      "mean_frame_B"]
 
 
 @pytest.fixture
@@ -81,8 +82,8 @@ def test_throughput_and_latency_tables(writer):
 
     rows = read_csv(writer.out_dir / "Throughput.csv")
     assert rows[0] == THROUGHPUT_COLUMNS
-    assert rows[1] == ["64", "400000.00", "400000.00", "26.880", "204.800", "1488095.24", "4000", "4000", "2",
-                       "bisect", "0", "", "64"]
+    assert rows[1] == ["64", "400000.00", "400000.00", "400000.00", "26.880", "204.800", "268.800", "204.800",
+                       "1488095.24", "4000", "4000", "2", "bisect", "0", "", "64"]
     latency = read_csv(writer.out_dir / "Latency.csv")
     assert latency[0] == LATENCY_COLUMNS
     # half the frames at 900 ns (bin 896..960), half at 1100 ns (bin 1088..1152), alternating;
@@ -104,7 +105,8 @@ def test_a_size_without_a_passing_rate(writer):
     fail = make_trial(1518, 81_274.38, 813, 0)
     writer.record_result("throughput", size_result(1518, 0.0, [fail]))
     rows = read_csv(writer.out_dir / "Throughput.csv")
-    assert rows[1] == ["1518", "0.00", "", "0.000", "0.000", "81274.38", "", "", "1", "bisect", "0", "", "1518"]
+    assert rows[1] == ["1518", "0.00", "0.00", "", "0.000", "0.000", "0.000", "0.000", "81274.38", "", "", "1",
+                       "bisect", "0", "", "1518"]
     assert len(read_csv(writer.out_dir / "Latency.csv")) == 1
 
 
