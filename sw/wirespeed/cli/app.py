@@ -24,7 +24,7 @@ from .common import InputError, err_console
 
 __all__ = ["app", "main", "defaults_for"]
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="wirespeed: FPGA gigabit Ethernet RFC 2544 tester.")
 
 
