@@ -29,8 +29,8 @@ def one_line(err, field):
 
 
 @pytest.mark.parametrize("args, field, text", [
-    (["--sizes", "imix:i"], "--sizes", "9000-byte frames are outside the 64..1518 bytes"),
-    (["--sizes", "64,imix:ah"], "--sizes", "2112-byte frames"),
+    (["--sizes", "imix:aj"], "--sizes", "16000 bytes is outside the tester's frame sizes 64..9018"),
+    (["--sizes", "64,9019"], "--sizes", "frame size 9019: the tester sends 64..9018 bytes (FCS included)"),
     (["--address", "0:mac=ff:ff:ff:ff:ff:ff"], "--address", "mac: a unicast address"),
     (["--address", "1:mac=01:00:5e:00:00:01"], "--address", "mac: a unicast address"),
     (["--address", "0:ipv4=224.0.0.5"], "--address", "ipv4: a unicast address"),
@@ -51,8 +51,8 @@ def test_bad_input_that_got_through_is_refused(capsys, tmp_path, args, field, te
 
 
 @pytest.mark.parametrize("toml, key, text", [
-    ('sizes = "imix:i"\n', "sizes", "9000-byte frames"),
-    ('sizes = ["64", "imix:h"]\n', "sizes", "2112-byte frames"),
+    ('sizes = "imix:aj"\n', "sizes", "16000 bytes is outside"),
+    ('sizes = ["64", "9019"]\n', "sizes", "the tester sends 64..9018 bytes"),
     ('address = "0:mac=ff:ff:ff:ff:ff:ff"\n', "address", "mac: a unicast address"),
     ('address = ["0:ipv4=198.18.0.9", "1:ipv4=198.18.0.9"]\n', "address", "the same ipv4"),
     ('address = ["0:ipv4=198.18.0.2", "0:ipv6=2001:2::7"]\n', "address", "port 0 is given twice"),

@@ -238,7 +238,7 @@ def test_the_loaded_file_is_kept_for_the_results(tmp_path):
     # refused by the option's own parser: the flag's message
     ("run.toml", "resolution = 0\n", "run.toml: resolution: a percentage of line rate in (0, 100], e.g. 0.1; "
                                      "not '0'"),
-    ("run.toml", "sizes = [64, 9000]\n", "run.toml: sizes: frame size 9000: the tester sends 64..1518 bytes"),
+    ("run.toml", "sizes = [64, 9100]\n", "run.toml: sizes: frame size 9100: the tester sends 64..9018 bytes"),
     ("run.toml", 'tests = ["jitter"]\n', "run.toml: tests: one or more of throughput (or latency), frame-loss, "
                                          "back-to-back, system-recovery (or recovery), reset; not 'jitter'"),
     ("run.toml", "max-trials = 0\n", "run.toml: max-trials: "),

@@ -42,8 +42,9 @@ def test_list_keeps_commas_inside_a_mix():
     ("imix:ag,imix:1518:1,64:1", "is given twice (as 'imix:ag')"),
     ("imix:aq", "'q' at position 1 is not a genome letter"),
     ("imix:aaz", "'z' is the MTU-sized frame"),
-    ("63", "frame size 63: the tester sends 64..1518 bytes"),
-    ("big", "frame size 'big': give bytes 64..1518 or imix:GENOME"),
+    ("63", "frame size 63: the tester sends 64..9018 bytes"),
+    ("9019", "frame size 9019: the tester sends 64..9018 bytes"),
+    ("big", "frame size 'big': give bytes 64..9018 or imix:GENOME"),
     ("", "frame size '': give bytes"),
 ])
 def test_bad_lists_are_one_line_errors(text, message):
@@ -69,3 +70,11 @@ def test_period_at_the_line_rate_of_a_mix():
     assert period == 265.75 * 2**32
     with pytest.raises(ValueError, match="above the line rate of imix:aaaaaaag frames"):
         rate_to_period(line_rate_fps("imix:aaaaaaag") * 1.01, "imix:aaaaaaag", 125_000_000)
+
+
+def test_jumbo_frames_are_test_sizes():
+    """The generator and analyzer carry frames up to 9018 bytes, so the tests take them, alone
+    or in a mix, with their line rate (9018 + 20 bytes a frame on the wire)."""
+    assert sizes.parse_list("64,1518,9018") == [64, 1518, 9018]
+    assert sizes.sizes_of(sizes.parse_point("imix:aaz,z=9018")) == (64, 64, 9018)
+    assert line_rate_fps(9018) == pytest.approx(1e9 / 8 / 9038)
