@@ -30,7 +30,7 @@ from .rfc2544 import events as ev
 from .rfc2544 import registry
 from .rfc2544.common import run_learning
 from .rfc2544.context import RunContext, RunStopped, StopToken
-from .rfc2544.estimate import DutHint, Pace, RunEstimate, estimate_configs, measure_pace
+from .rfc2544.estimate import DutHint, Pace, RunEstimate, estimate_configs, measure_pace, pilot_trial
 from .rfc2544.plan import Plan
 from .safeio import WriteError
 
@@ -254,6 +254,8 @@ class Run:
                 listener(event)
 
         estimate = self.estimate()
+        if estimate is not None:
+            record.estimate = estimate
         emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
                            out_dir=None if self.out is None else str(self.out),
                            resumed=self._resume_note is not None,
@@ -302,13 +304,14 @@ class Run:
         if self.tester is None:
             return None
         simulated = bool(getattr(self.tester, "is_simulation", False))
+        dut = DutHint.from_dut(getattr(self.tester, "dut", None))
+        first = next(iter(self.configs.values()), None)
         try:
-            pace = measure_pace(self.tester) if simulated else Pace()
-        except WirespeedError:
+            pace = measure_pace(self.tester, pilot_trial(self.tester, first, dut)) if simulated else Pace()
+        except (WirespeedError, ValueError):     # the run itself will say what is wrong
             return None
         learning = self._learning()
-        return estimate_configs(self.configs, DutHint.from_dut(getattr(self.tester, "dut", None)), pace,
-                                learning if hasattr(learning, "settle_ns") else None)
+        return estimate_configs(self.configs, dut, pace, learning if hasattr(learning, "settle_ns") else None)
 
     def _end(self, record: RunRecord, control: _ControlPath, emit: Callable[[ev.Event], None], status: Status,
              error: str | None = None) -> str:

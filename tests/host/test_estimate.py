@@ -13,7 +13,19 @@ from rich.text import Text
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.rfc2544 import events as ev
-from wirespeed.rfc2544.estimate import PRIOR_PCT, DutHint, Pace, RunEstimate, estimate_configs, format_seconds
+from wirespeed.rfc2544.estimate import (
+    PILOT_NS,
+    PILOT_SHARE,
+    PRIOR_PCT,
+    SIM_TRIAL_OVERHEAD_NS,
+    DutHint,
+    Pace,
+    RunEstimate,
+    estimate_configs,
+    format_seconds,
+    measure_pace,
+    pilot_trial,
+)
 from wirespeed.rfc2544.eta import RunProgress
 from wirespeed.rfc2544.plan import Plan
 from wirespeed.rfc2544.suite.frame_loss import FrameLossConfig, run_frame_loss
@@ -129,6 +141,52 @@ def test_wall_time_from_the_pace():
     assert [format_seconds(s) for s in (4.4, 130, 3725)] == ["4 s", "2 min 10 s", "1 h 02 min"]
 
 
+class PilotTester:
+    """A simulation whose clock moves 2 ms per trial and 1 us per read, for measure_pace."""
+
+    def __init__(self):
+        self.ns, self.trials = 0, []
+
+    def now_ns(self):
+        self.ns += 1_000
+        return self.ns
+
+    def run_trial(self, flows, rate_fps, duration_ns, wait_ns):
+        self.trials.append((flows, rate_fps, duration_ns, wait_ns))
+        self.ns += 2_000_000
+
+
+def test_the_pace_is_measured_over_a_pilot_trial_of_the_plan(monkeypatch):
+    plan = Plan(tests=["throughput"], sizes=[64, 1518], target="sim")
+    config = plan.configs()["throughput"]
+    tester = PilotTester()
+    pilot = pilot_trial(tester, config, DutHint.from_dut(ROUTER))
+    wall = iter([10.0, 10.0, 14.0, 14.0])      # each read timed at the middle of its round trip
+    monkeypatch.setattr("wirespeed.rfc2544.estimate.time.monotonic", lambda: next(wall))
+    pace = measure_pace(tester, pilot)
+    # twice (the first warms up, unmeasured): the plan's first size and flows, below what the
+    # router forwards (no queue, no loss)
+    warm_up, (flows, rate, duration, wait) = tester.trials
+    assert warm_up == tester.trials[1]
+    assert flows == config.flows(64) and rate == pytest.approx(400_000 * PILOT_SHARE) and rate < 400_000
+    assert (duration, wait) == (PILOT_NS, config.wait_ns)
+    assert pace.sim_ns_per_s == pytest.approx((2_000_000 + 1_000) / 4.0) and pace.measured == "pilot trial"
+    assert pace.trial_overhead_s == pytest.approx(SIM_TRIAL_OVERHEAD_NS / pace.sim_ns_per_s)
+
+
+@pytest.mark.parametrize("dut", [None, {"model": "loopback", "impairments": {"loss": 0.01}},
+                                 {"model": "router", "rate_fps": 400_000,
+                                  "impairments": {"blackout_start_ns": 5_000_000, "blackout_len_ns": 2_000_000}}])
+def test_no_pilot_when_the_dut_is_not_known(dut):
+    """A DUT without a model (a Verilog design, random impairments, a blackout at a set time)
+    is left alone: the pace is measured on the idle simulation."""
+    plan = Plan(tests=["throughput"], sizes=[64], target="sim")
+    tester = PilotTester()
+    assert pilot_trial(tester, plan.configs()["throughput"], DutHint.from_dut(dut)) is None
+    pace = measure_pace(tester, None, interval_s=0.001)
+    assert pace.measured == "idle simulation" and not tester.trials
+
+
 class Clock:
     def __init__(self):
         self.now = 0.0
@@ -221,3 +279,6 @@ def test_the_command_prints_the_estimate_first(capsys, regmap, tmp_path):
     assert lines[start + 3].startswith("  total: about 23 trials (at most 52), ")
     assert "throughput 64 B: 0.0 fps (0.0 % of line rate), 5 trials" in err
     assert len(trials) == 5 and all(len(lines[i]) <= COLUMNS and len(lines[i + 1]) <= COLUMNS for i in trials)
+    # results.json keeps the estimate, for the report and other faces
+    recorded = json.loads((tmp_path / "results.json").read_text())["estimate"]
+    assert (recorded["trials"], recorded["most_trials"]) == (23, 52) and recorded["wall_s"] > 0

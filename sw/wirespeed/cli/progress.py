@@ -36,8 +36,8 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
     """The estimate as the command line prints it before the first trial: what it assumes, a
     line per test and the total."""
     pace = estimate.pace
-    where = (f"the simulation runs {pace.sim_ns_per_s / 1e6:.3g} ms per wall second" if pace.sim_ns_per_s
-             else "real time")
+    where = (f"the simulation runs {pace.sim_ns_per_s / 1e6:.3g} ms per wall second"
+             + (f" ({pace.measured})" if pace.measured else "") if pace.sim_ns_per_s else "real time")
     lines = [f"estimate: {estimate.basis}",
              f"  pace: {where}, {pace.trial_overhead_s:.2g} s a trial for the control path"]
     for test in estimate.tests:

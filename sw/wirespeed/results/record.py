@@ -25,6 +25,7 @@ from ..host.models import GatewareId, TrialResult
 from ..latency import DEFINITION_NAMES
 from ..rfc2544 import registry
 from ..rfc2544.common import LearningConfig
+from ..rfc2544.estimate import RunEstimate
 
 __all__ = ["FORMAT", "FORMAT_1", "Status", "TestEntry", "RunHeader", "RunRecord", "upgrade", "upgrade_flows",
            "json_schema", "GENERAL_DEFINITIONS"]
@@ -160,6 +161,10 @@ class RunRecord(RunHeader):
     dut_model: dict[str, dict[str, int]] | None = Field(
         None, description="simulation only: the simulated DUT model's own counters when the run ended (since the "
                           "simulation started: learning and every trial), per direction 'A->B' of tester ports")
+    estimate: RunEstimate | None = Field(
+        None, description="what the run was expected to take when it started (its last start, for a resumed run): "
+                          "trials, time on the wire and wall seconds, per test and frame size, and the pace and DUT "
+                          "model they assume")
 
 
 

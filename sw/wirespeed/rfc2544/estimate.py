@@ -7,7 +7,7 @@ Trials: each test's estimator (its registry entry's ``estimate``) runs the test'
 (``rate <= forwarding + (queue + 1) / duration``), and a failed one forwarded the smaller of the
 two. A simulated DUT model states its forwarding rate (:meth:`DutHint.from_dut`: the router's
 ``rate``, line rate for a loopback or a switch without one); any other DUT (a board, a
-Verilog design, a model with random impairments) gets the documented prior
+Verilog design, a model with random impairments or a blackout) gets the documented prior
 :data:`PRIOR_PCT`, and the estimate says which it used (``basis``).
 
 Time on the wire: each trial's duration and wait (a burst's frames at line rate and its wait),
@@ -16,15 +16,21 @@ phase's frames and settle wait. Wall time (:class:`Pace`): on a board, wire time
 :data:`BOARD_TRIAL_OVERHEAD_S` per trial for the control path; in simulation, wire time plus
 :data:`SIM_TRIAL_OVERHEAD_NS` per trial (the simulation runs on while the host arms a trial and
 reads its results), divided by the simulation's pace (simulated ns per wall second, measured on
-the running simulation by :func:`measure_pace`). :mod:`wirespeed.rfc2544.eta` refines the
-figures while the run goes on.
+the running simulation by :func:`measure_pace`). A simulation carries a trial more slowly than
+it idles: the gateware and the DUT model move frames, and the host polls the clock and reads the
+counters and histograms, so an idle measurement makes the estimate too short. The pace is
+therefore measured over a pilot trial of the plan's own traffic when the DUT's model says what
+it forwards (:data:`PILOT_NS` at a rate it forwards without loss or queueing, so its state after
+the pilot is as before); otherwise (a Verilog design, a model dropping frames at random or in a
+blackout window: a pilot would change what the run measures) over :data:`PACE_INTERVAL_S` of an
+idle simulation. :mod:`wirespeed.rfc2544.eta` refines the figures while the run goes on.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +42,8 @@ from ..sizes import SizePoint
 from . import registry
 
 __all__ = ["DutHint", "ModelTrial", "Pace", "SizeEstimate", "TestEstimate", "RunEstimate", "estimate_configs",
-           "measure_pace", "PRIOR_PCT", "SIM_TRIAL_OVERHEAD_NS", "BOARD_TRIAL_OVERHEAD_S", "format_seconds"]
+           "measure_pace", "pilot_trial", "PRIOR_PCT", "PILOT_NS", "PILOT_SHARE", "SIM_TRIAL_OVERHEAD_NS",
+           "BOARD_TRIAL_OVERHEAD_S", "format_seconds"]
 
 #: % of line rate a DUT of unknown forwarding rate is assumed to forward (the searches then take
 #: their full course: a loss, then the search below it)
@@ -49,8 +56,13 @@ SIM_TRIAL_OVERHEAD_NS = 400_000
 #: wall seconds per trial beyond its time on the wire on a board: the control path's requests
 #: (assumed: about 40 round trips of a few ms over Etherbone)
 BOARD_TRIAL_OVERHEAD_S = 0.1
-#: wall seconds over which :func:`measure_pace` reads the simulation's clock
+#: wall seconds over which :func:`measure_pace` reads an idle simulation's clock
 PACE_INTERVAL_S = 0.5
+#: tester time the pilot trial sends for (its wait is the plan's): long enough that the pace
+#: it gives is the trial's, not the host's arming and reading alone
+PILOT_NS = 1_000_000
+#: the pilot's rate, as a share of what the DUT forwards: below it, no frame queues or is lost
+PILOT_SHARE = 0.9
 #: impairments that make trials fail at random: a search against such a DUT follows no model
 _RANDOM = ("loss", "dup", "reorder", "corrupt")
 
@@ -95,6 +107,8 @@ class DutHint(BaseModel):
             return cls.prior()
         if any(dut.get("impairments", {}).get(k) for k in _RANDOM):
             return cls.prior("the simulated DUT drops or alters frames at random")
+        if dut.get("impairments", {}).get("blackout_len_ns"):
+            return cls.prior("the simulated DUT drops frames in a blackout window")
         rate = dut.get("rate_fps")
         queue = int(dut.get("queue_frames", 0))
         what = "line rate" if rate is None else f"{rate:,.0f} frames/s"
@@ -172,15 +186,18 @@ class TestEstimate(BaseModel):
 
 class Pace(BaseModel):
     """How wire time becomes wall time: ``sim_ns_per_s`` simulated ns per wall second (None:
-    real time, a board), plus ``trial_overhead_s`` per trial."""
+    real time, a board), plus ``trial_overhead_s`` per trial; ``measured``: what the pace was
+    measured over ("pilot trial", "idle simulation"; "" on a board)."""
 
     sim_ns_per_s: float | None = None
     trial_overhead_s: float = BOARD_TRIAL_OVERHEAD_S
+    measured: str = ""
 
     @classmethod
-    def simulation(cls, sim_ns_per_s: float) -> Pace:
+    def simulation(cls, sim_ns_per_s: float, measured: str = "") -> Pace:
         """A simulation's pace: its overhead per trial is simulated time too."""
-        return cls(sim_ns_per_s=sim_ns_per_s, trial_overhead_s=SIM_TRIAL_OVERHEAD_NS / sim_ns_per_s)
+        return cls(sim_ns_per_s=sim_ns_per_s, trial_overhead_s=SIM_TRIAL_OVERHEAD_NS / sim_ns_per_s,
+                   measured=measured)
 
     def wall_s(self, wire_ns: int, trials: int) -> float:
         per_s = self.sim_ns_per_s or 1e9
@@ -228,20 +245,38 @@ def estimate_configs(configs: Mapping[str, Any], dut: DutHint | None = None, pac
                        pace=pace, basis=dut.basis)
 
 
-def measure_pace(tester: Any, interval_s: float = PACE_INTERVAL_S) -> Pace:
-    """A running simulation's pace: its clock (``time.ns``) read twice, ``interval_s`` of wall
-    time apart (each read timed at the middle of its round trip). It is not polled in between:
-    a simulation answering requests all the time runs slower than during a trial, whose polls
-    are spaced."""
+def measure_pace(tester: Any, pilot: Callable[[], Any] | None = None, interval_s: float = PACE_INTERVAL_S) -> Pace:
+    """A running simulation's pace: its clock (``time.ns``) read before and after ``pilot()``
+    (a trial, see the module doc; run once before, unmeasured), else ``interval_s`` of wall time
+    apart without polling in between (each read timed at the middle of its round trip)."""
     def read() -> tuple[float, int]:
         before = time.monotonic()
         ns = tester.now_ns()
         return (before + time.monotonic()) / 2, ns
 
+    if pilot is not None:
+        # the first trial on a fresh simulation is slower than the ones after it (its memory is
+        # first touched, the host's trial code runs for the first time): it warms up, unmeasured
+        pilot()
     start_wall, start_ns = read()
-    time.sleep(interval_s)
+    if pilot is not None:
+        pilot()
+    else:
+        time.sleep(interval_s)
     end_wall, end_ns = read()
-    return Pace.simulation(max(end_ns - start_ns, 1) / max(end_wall - start_wall, 1e-6))
+    return Pace.simulation(max(end_ns - start_ns, 1) / max(end_wall - start_wall, 1e-6),
+                           "pilot trial" if pilot is not None else "idle simulation")
+
+
+def pilot_trial(tester: Any, config: Any, dut: DutHint) -> Callable[[], Any] | None:
+    """The pilot :func:`measure_pace` runs before ``config``'s test (a :class:`PortPairConfig`):
+    its traffic at its first frame size for :data:`PILOT_NS` at :data:`PILOT_SHARE` of what the
+    DUT forwards, then the plan's wait; None when the DUT's forwarding is not known."""
+    if not dut.known or not hasattr(config, "flows") or not config.frame_sizes:
+        return None
+    size = config.frame_sizes[0]
+    rate = dut.forwarding_fps(size) * PILOT_SHARE
+    return lambda: tester.run_trial(config.flows(size), rate, PILOT_NS, getattr(config, "wait_ns", PILOT_NS))
 
 
 def format_seconds(seconds: float) -> str:
