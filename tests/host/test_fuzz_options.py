@@ -185,7 +185,7 @@ def test_no_input_makes_a_traceback(tmp_path, monkeypatch, capsys):
     (tmp_path / "bad.csv").write_text("a,b\n1,x\n")
     (tmp_path / "runs").mkdir()
     from wirespeed.cli import calibrate, capture, rfc2544
-    monkeypatch.setattr(rfc2544, "_claimed", _stop)
+    monkeypatch.setattr(rfc2544, "claim_folder", _stop)
     monkeypatch.setattr(rfc2544, "_calibration", _stop)
     for module in (rfc2544, calibrate, capture):
         monkeypatch.setattr(module, "open_tester", _stop)

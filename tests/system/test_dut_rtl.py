@@ -112,7 +112,7 @@ def test_the_command_line_takes_several_files_include_folders_and_lists(capsys, 
     from wirespeed import cli
     from wirespeed.cli import rfc2544
 
-    monkeypatch.setattr(rfc2544, "_claimed", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    monkeypatch.setattr(rfc2544, "claim_folder", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     seen = []
     real = rfc2544.sim_dut_spec
     monkeypatch.setattr(rfc2544, "sim_dut_spec", lambda dut: seen.append(real(dut)) or seen[-1])

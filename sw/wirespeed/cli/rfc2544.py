@@ -9,17 +9,12 @@ form are parsed through the same options.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import sys
-import time
-from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from .. import parse
 from ..calibration import Calibration, CalibrationError
@@ -27,11 +22,10 @@ from ..host.tester import RtlDut, describe_dut, sim_dut_spec
 from ..results.record import RunRecord
 from ..results.resume import ResumeError, load_run, remaining_sizes
 from ..rfc2544 import registry
-from ..rfc2544.expect import Verdict, metric_names, parse_expectation, verdicts_of
+from ..rfc2544.expect import metric_names, parse_expectation
 from ..rfc2544.plan import Plan, PlanError, resolve_calibration
-from ..run import Run, RunFailed, requires
+from ..run import Run, requires
 from ..traffic import PortAddress, check_distinct
-from ..trial_lines import control_summary
 from . import configfile as config_files
 from .app import app
 from .common import (
@@ -41,21 +35,18 @@ from .common import (
     config_option,
     dut_info_option,
     dut_option,
-    err_console,
     open_tester,
     parser,
     rtl_dut,
     target_option,
 )
-from .progress import ProgressView, summary_tables, verdict_table
+from .runexec import claim_folder, execute, exit_on_missed, interrupted, report_after_run
 
 __all__ = ["rfc2544", "RESUME_ALLOWED"]
 
 RESUME_ALLOWED = ("resume", "json_out", "target", "junit")     # options that may come with --resume
 PANEL_LEARNING, PANEL_SIM, PANEL_OUTPUT = "Learning (RFC 2544 section 23)", "Simulation", "Output"
 PANEL_VERDICTS = "Verdicts (for CI)"
-#: the exit code of a run that completed but missed an expectation (--expect)
-EXIT_EXPECTATION = 3
 
 
 def _panel_of(flag: str) -> str:
@@ -251,7 +242,7 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
         _dut_spec(dut)          # a bad --dut is refused before any simulation starts
     out = values["out"]
     cfg = ctx.meta.get(config_files.META_KEY)
-    with _claimed(out, force=values["force"]) as (claimed, notes):
+    with claim_folder(out, force=values["force"]) as (claimed, notes):
         try:
             if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
                 calibration, cal_info = _calibration(plan, target, configs)
@@ -259,47 +250,12 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
                              requires=requires(configs, plan.learning_config), print_notes=False) as tester:
                 run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
                           config_file=cfg.record() if cfg else None, claimed=claimed)
-                verdicts = _execute(run, values["json_out"], values["junit"])
+                verdicts = execute(run, values["json_out"], values["junit"])
             if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
-                _report_after_run(out)
-            _exit_on_missed(verdicts)
+                report_after_run(out)
+            exit_on_missed(verdicts)
         except KeyboardInterrupt:
-            _interrupted(out, notes)
-
-
-def _interrupted(out: Path, notes: Sequence[str] = ()) -> NoReturn:
-    """Ctrl-C: where the results so far are, or that nothing was written (the folder, if the
-    run made it, is removed again when the claim ends); then exit 130. ``notes``: what was
-    done before the run started (a run moved aside by --force)."""
-    if (out / "results.json").is_file():
-        err_console.print(f"wirespeed: interrupted; results so far are in {out}/", highlight=False, soft_wrap=True)
-    else:
-        err_console.print("wirespeed: interrupted before anything was measured; no results were written",
-                          highlight=False, soft_wrap=True)
-        for note in notes:
-            err_console.print(f"wirespeed: note: {note}", highlight=False, soft_wrap=True)
-    raise typer.Exit(130)
-
-
-@contextlib.contextmanager
-def _claimed(out: Path, *, force: bool = False, resume: bool = False,
-             field: str = "--out") -> Iterator[tuple[Any, list[str]]]:
-    """The results folder ``out`` held for the run, before anything slow starts
-    (:func:`wirespeed.outdir.claim`; ``resume``: locked as it is): (the claim, notes on a run
-    moved aside or a stale lock taken over)."""
-    from ..locks import Holder, LockBusy, results_lock
-    from ..outdir import OutDirError, claim
-
-    holder = Holder.current(command=" ".join(sys.argv), results=out)
-    notes: list[str] = []
-    try:
-        held = results_lock(out).acquire(holder) if resume else claim(out, holder, force=force, notes=notes)
-    except (LockBusy, OutDirError) as exc:
-        raise InputError(field, str(exc)) from None
-    except OSError as exc:
-        raise InputError(field, f"cannot lock {out}: {exc.strerror or exc}") from None
-    with held:
-        yield held, notes
+            interrupted(out, notes)
 
 
 def _signature() -> inspect.Signature:
@@ -355,79 +311,6 @@ def _calibration(plan: Plan, target: str, configs: dict[str, Any]) -> tuple[Cali
         on_status(None)
 
 
-def _execute(run: Run, json_out: bool, junit: Path | None = None) -> list[Verdict]:
-    """Run ``run`` with its progress on the console, then its summary (``json_out``: results.json
-    on stdout instead) and its verdicts; ``junit``: also the JUnit XML file. Returns the verdicts
-    (:func:`_exit_on_missed` after the report)."""
-    out = run.out
-    started = time.monotonic()
-    try:
-        with ProgressView() as view:
-            record = run.execute(on_event=view)
-    except RunFailed as exc:
-        if junit is not None and run.record is not None:
-            _write_junit(junit, run.record, started)
-        raise InputError(exc.field, str(exc), exit_code=1) from None
-    except PlanError as exc:
-        raise as_input_error(exc) from None
-    except KeyboardInterrupt:
-        if junit is not None and run.record is not None:
-            _write_junit(junit, run.record, started)
-        raise
-    verdicts = _write_junit(junit, record, started) if junit is not None else verdicts_of(record)
-    if json_out:
-        assert out is not None          # the command's runs always have a folder (--out, or the resumed one)
-        typer.echo((Path(out) / "results.json").read_text(), nl=False)
-    else:
-        for table in summary_tables(record):
-            Console().print(table)
-        url = run.tester.transport.url if run.tester is not None else None
-        err_console.print(control_summary(record.control_path, url), highlight=False, soft_wrap=True)
-        paths = run.writer.paths if run.writer is not None else []
-        err_console.print(f"results: {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
-    if verdicts:
-        err_console.print(verdict_table(verdicts))
-    return verdicts
-
-
-def _exit_on_missed(verdicts: list[Verdict]) -> None:
-    """Exit code 3, with one line, when an expectation was missed."""
-    missed = sum(not v.passed for v in verdicts)
-    if missed:
-        err_console.print(f"wirespeed: {missed} of {len(verdicts)} verdicts failed (exit code {EXIT_EXPECTATION})",
-                          highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_EXPECTATION)
-
-
-def _write_junit(path: Path, record: RunRecord, started: float) -> list[Verdict]:
-    """``path``: the run as JUnit XML (--junit); returns the verdicts. A file that cannot be
-    written is a one-line error after the results are safe."""
-    from ..results.junit import junit_xml
-    from ..safeio import atomic_write_text, describe_os_error
-
-    verdicts = verdicts_of(record)
-    try:
-        atomic_write_text(path, junit_xml(record, verdicts, time.monotonic() - started))
-    except OSError as exc:
-        raise InputError("--junit", f"cannot write {path}: {describe_os_error(exc)}", exit_code=1) from None
-    return verdicts
-
-
-def _report_after_run(out: Path) -> None:
-    """Graphs and report.html of a finished run; the results are already on disk, so a failure
-    here is a one-line warning."""
-    try:
-        from ..report import make_report
-
-        report = make_report(out)
-    except Exception as exc:
-        err_console.print(f"wirespeed: warning: no graphs or report.html ({type(exc).__name__}: {exc}); "
-                          f"the results are in {out}/, retry with 'wirespeed report {out}'",
-                          highlight=False, soft_wrap=True)
-        return
-    err_console.print(f"report: {report.html} (graphs in {out / 'graphs'}/)", highlight=False, soft_wrap=True)
-
-
 # Resuming --------------------------------------------------------------------------------------------
 
 
@@ -446,7 +329,7 @@ def _resume_run(ctx: typer.Context, run_dir: Path, target: str, json_out: bool, 
                                          f"(a board at a new address) may be given with it, not {flag}")
     if not run_dir.is_dir():        # load_run says why; the lock would create the folder
         return _resume_held(ctx, run_dir, target, json_out, junit, None)
-    with _claimed(run_dir, resume=True, field="--resume") as (claimed, _):
+    with claim_folder(run_dir, resume=True, field="--resume") as (claimed, _):
         return _resume_held(ctx, run_dir, target, json_out, junit, claimed)
 
 
@@ -482,7 +365,7 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
             f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
     try:
         if not any(left.values()):              # everything was measured: only the status was left
-            verdicts = _execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
+            verdicts = execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
         else:
             todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
             with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
@@ -494,13 +377,13 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
                 if tester.target != record.target:
                     note += f"; target {tester.target} (was {record.target})"
                     record.target = tester.target
-                verdicts = _execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note,
+                verdicts = execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note,
                                                claimed=claimed), json_out, junit)
         if not json_out:
-            _report_after_run(run_dir)
-        _exit_on_missed(verdicts)
+            report_after_run(run_dir)
+        exit_on_missed(verdicts)
     except KeyboardInterrupt:
-        _interrupted(run_dir)
+        interrupted(run_dir)
 
 
 def _recorded_dut(record: RunRecord) -> str | RtlDut:
