@@ -1,6 +1,7 @@
 """Results folders of format 1 (wirespeed-results/1, written before the test registry) are read:
 ``report`` regenerates every column their CSV tables had, value for value (columns added since
-are blank where the old record did not measure them), and the record is converted to format 2."""
+are blank where the old record did not measure them; a latency definition, once written as
+prose, is now its key), and the record is converted to format 2."""
 
 import csv
 import shutil
@@ -8,9 +9,11 @@ from pathlib import Path
 
 from test_report import run
 
+from wirespeed.latency import DEFINITION_NAMES
 from wirespeed.results import load_record
 
 FOLDER = Path(__file__).resolve().parent / "golden" / "format1"
+KEY_OF_NAME = {name: key for key, name in DEFINITION_NAMES.items()}
 CSVS = sorted(p.name for p in FOLDER.glob("*.csv"))
 
 
@@ -40,4 +43,5 @@ def test_report_on_a_format_1_folder_gives_the_same_tables(capsys, tmp_path):
 
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+        return [{k: KEY_OF_NAME.get(v, v) if k == "definition" else v for k, v in row.items()}
+                for row in csv.DictReader(f)]

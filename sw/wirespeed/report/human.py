@@ -9,8 +9,8 @@ value through it):
 * any other number gets thousands separators and keeps its decimals (``1488095.24`` ->
   ``1,488,095.24``), except identifiers (frame size, repetition, trial number), shown as
   written;
-* a latency definition is shown by its short name (``bit forwarding``), the prose being in the
-  report's definitions;
+* a latency definition is shown by its key without underscores (``bit forwarding``), the
+  prose being in the report's definitions;
 * any other text as written.
 
 Column names lose their underscores and put their unit in brackets (``throughput_fps`` ->
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..latency import DEFINITION_NAMES
+from ..latency import DEFINITION_KEYS
 
 __all__ = ["cell", "header", "number", "us", "mbps", "fps", "pct", "EMPTY", "IDENTIFIERS"]
 
@@ -29,7 +29,7 @@ EMPTY = "–"
 #: columns that name a row, shown as written (no separators)
 IDENTIFIERS = frozenset({"frame_size_B", "repetition", "repeat", "n", "trial", "rx_port", "mean_frame_B"})
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
-_SHORT_DEFINITIONS = {text: key.replace("_", " ") for key, text in DEFINITION_NAMES.items()}
+_SHORT_DEFINITIONS = {key: key.replace("_", " ") for key in DEFINITION_KEYS}
 # suffix -> what the header says (ns columns are converted to microseconds)
 _UNITS = (("_ns", "µs"), ("_us", "µs"), ("_ms", "ms"), ("_fps", "fps"), ("_Mbps", "Mb/s"), ("_pct", "%"),
           ("_B", "B"), ("_frames", "frames"))

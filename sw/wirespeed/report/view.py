@@ -14,7 +14,7 @@ from typing import Any
 from .. import sizes
 from ..ethernet import WIRE_OVERHEAD
 from ..latency import DEFINITION_KEYS
-from ..results import RunRecord, tables_of
+from ..results import TRIALS_CSV, RunRecord, tables_of
 from ..rfc2544 import registry
 from ..rfc2544.expect import DECIMALS
 from ..units import format_duration
@@ -23,14 +23,15 @@ from . import human
 __all__ = ["Table", "Section", "View", "build_view", "split_columns", "DETAIL_TABLES", "MAX_COLUMNS",
            "GRAPH_SECTIONS", "TABLE_SECTIONS"]
 
-#: per-trial and per-bin detail: in the results folder beside the report, not in it
-DETAIL_TABLES = ("Trials.csv", "Latency_Histograms.csv")
+#: per-bin detail, thousands of rows in a run: drawn as the latency distribution graphs, the
+#: file itself beside the report, not in it
+DETAIL_TABLES = ("Latency_Histograms.csv",)
 #: the most columns a table has on a page; wider ones are split into parts, each repeating the
 #: columns that name a row, so that no column is ever cut at the right margin
 MAX_COLUMNS = 9
 #: the summary's parts are narrower: its figures are the ones read first
 SUMMARY_COLUMNS = 7
-KEY_COLUMNS = ("frame_size_B", "repetition", "repeat", "definition", "source", "offered_pct_line_rate")
+KEY_COLUMNS = ("n", "test", "frame_size_B", "repetition", "repeat", "definition", "source", "offered_pct_line_rate")
 #: sections of the report that are not a registered test of their own (26.2 is measured by the throughput test)
 LATENCY_SECTION = ("latency", "26.2", "Latency")
 TABLE_SECTIONS = {"Latency.csv": "latency", "Latency_Trials.csv": "latency"}
@@ -71,6 +72,7 @@ class View:
     verdict_line: str
     sections: list[Section]
     details: list[str]
+    trials: Table | None
     appendix: list[Table]
     notes: list[str]
     status_warning: str
@@ -283,5 +285,7 @@ def build_view(record: RunRecord, graphs: list[str], title: str | None = None) -
               f"results.json ({record.format}); {len(record.trials):,} trials recorded.")
     return View(title=title, header=header_rows(record, title), summary=summary_table(record), verdicts=verdicts,
                 verdict_line=line, sections=sections(record, tables, graphs),
-                details=[name for name in tables if name in DETAIL_TABLES], appendix=appendix(record),
+                details=[name for name in tables if name in DETAIL_TABLES],
+                trials=csv_table(f"Every trial ({TRIALS_CSV})", tables[TRIALS_CSV][1]) if record.trials else None,
+                appendix=appendix(record),
                 notes=list(record.notes), status_warning=status, footer=footer)

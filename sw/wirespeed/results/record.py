@@ -34,8 +34,8 @@ FORMAT = "wirespeed-results/2"
 FORMAT_1 = "wirespeed-results/1"
 Status = Literal["running", "complete", "interrupted", "failed"]
 
-LATENCY_DEFINITION = ("RFC 1242 3.8, both definitions per frame size: bit forwarding = "
-                      f"{DEFINITION_NAMES['bit_forwarding']}; store and forward = "
+LATENCY_DEFINITION = ("RFC 1242 3.8, both definitions per frame size (the CSVs' definition column): "
+                      f"bit_forwarding = {DEFINITION_NAMES['bit_forwarding']}; store_and_forward = "
                       f"{DEFINITION_NAMES['store_and_forward']}. The analyzers measure one per trial "
                       "(parameters.latency_definition, source 'measured'); the other is the measured one "
                       "shifted by 8 ns x frame size (source 'derived', exact for one frame size). Calibrated "

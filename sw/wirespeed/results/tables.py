@@ -10,9 +10,10 @@ from ..rfc2544 import registry
 from ..rfc2544.common import csv_text, sequence_cells
 from .record import RunRecord
 
-__all__ = ["tables_of", "trials_csv", "TRIALS_COLUMNS", "table_names"]
+__all__ = ["tables_of", "trials_csv", "TRIALS_COLUMNS", "TRIALS_CSV", "table_names"]
 
 
+TRIALS_CSV = "Trials.csv"
 TRIALS_COLUMNS = ["n", "test", "step", "frame_size_B", "offered_fps", "duration_ms", "frames_sent", "frames_received",
                   "frames_lost", "loss_pct", "frames_duplicated", "frames_out_of_order", "frames_late", "seq_errors",
                   "fcs_errors", "measured_rx_fps", "lat_min_ns", "lat_avg_ns", "lat_max_ns", "passed", "failure",
@@ -46,10 +47,10 @@ def tables_of(record: RunRecord) -> dict[str, tuple[list[str], str]]:
     tables: dict[str, tuple[list[str], str]] = {}
     for entry in record.tests:
         tables |= registry.get(entry.name).tables(entry.results, record)
-    tables["Trials.csv"] = (TRIALS_COLUMNS, trials_csv(record.trials, record.trial_tags))
+    tables[TRIALS_CSV] = (TRIALS_COLUMNS, trials_csv(record.trials, record.trial_tags))
     return tables
 
 
 def table_names() -> list[str]:
     """Every CSV table a run may write (any test's, and Trials.csv)."""
-    return [name for test in registry.all_tests() for name in test.files] + ["Trials.csv"]
+    return [name for test in registry.all_tests() for name in test.files] + [TRIALS_CSV]

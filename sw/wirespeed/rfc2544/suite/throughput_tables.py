@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ... import sizes as size_points
 from ...ethernet import wire_mbps
 from ...host.models import PERCENTILES
-from ...latency import DEFINITION_NAMES, LatencyFigures, definition_of
+from ...latency import LatencyFigures, definition_of
 from ..common import csv_text
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def _latency_row(r: ThroughputResult, lat: LatencyFigures) -> list[object]:
 
     return [r.frame_size, f"{r.throughput_fps:.2f}", lat.min_ns, f"{lat.avg_ns:.1f}", lat.max_ns,
             f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}", *(pct(q) for q in PERCENTILES),
-            lat.bin_ns or "", lat.frames, lat.name, lat.source, "yes" if lat.calibrated else "no",
+            lat.bin_ns or "", lat.frames, lat.definition, lat.source, "yes" if lat.calibrated else "no",
             "" if lat.pipeline_delay_ns is None else lat.pipeline_delay_ns, *_repeats(r, lat.definition)]
 
 
@@ -88,7 +88,7 @@ def latency_trials_csv(results: list[ThroughputResult]) -> str:
             for lat in figures:
                 if lat.available:
                     pct = [lat.percentiles_ns.get(f"p{q:g}") for q in PERCENTILES]
-                    rows.append([r.frame_size, i, f"{trial.offered_fps:.2f}", lat.name, lat.source, lat.min_ns,
+                    rows.append([r.frame_size, i, f"{trial.offered_fps:.2f}", lat.definition, lat.source, lat.min_ns,
                                  f"{lat.avg_ns:.1f}", lat.max_ns, f"{lat.stddev_ns:.1f}", f"{lat.jitter_ns:.1f}",
                                  *("" if v is None else v for v in pct), lat.frames, max(0, trial.lost_frames),
                                  "yes" if lat.calibrated else "no"])
@@ -109,7 +109,7 @@ def latency_histograms_csv(results: list[ThroughputResult]) -> str:
         trials = ([("best", r.best)] if r.best else []) + [(f"repeat {i}", t) for i, t in
                                                               enumerate(r.latency_repeats, 1)]
         for label, trial in trials:
-            name = DEFINITION_NAMES[definition_of(trial.lat_def)]
+            name = definition_of(trial.lat_def)
             for port, hist in sorted(trial.histograms.items()):
                 for index in sorted(hist.counts):
                     low = hist.offset_ns + index * hist.bin_ns
