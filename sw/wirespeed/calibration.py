@@ -22,7 +22,7 @@ checking that the file was made with the same gateware on the same kind of targe
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -36,7 +36,7 @@ from .host.models import GatewareId
 from .traffic import Flow, flow_stream
 
 __all__ = ["Calibration", "CalibrationPoint", "CalibrationError", "DefinitionStats", "FORMAT", "CLOCK_NS",
-           "RFC_SIZES", "calibration_flows", "run_calibration", "load_calibration", "target_kind"]
+           "RFC_SIZES", "calibration_flows", "run_calibration", "load_calibration", "target_kind", "delay_at"]
 
 FORMAT: Final = "wirespeed-calibration/1"
 CLOCK_NS = 8
@@ -70,6 +70,17 @@ class CalibrationPoint(BaseModel):
     store_and_forward: DefinitionStats
 
 
+
+def delay_at(values: Mapping[Any, int], frame_size: object) -> int | None:
+    """One direction's pipeline delay at ``frame_size`` bytes from ``values`` (size -> ns): its
+    own, or the direction's value when it is the same at every size calibrated (the pipeline
+    does not depend on the size); None when neither."""
+    if frame_size in values:
+        return values[frame_size]
+    if len(set(values.values())) == 1:
+        return next(iter(values.values()))
+    return None
+
 class Calibration(BaseModel):
     """A calibration file."""
 
@@ -91,13 +102,12 @@ class Calibration(BaseModel):
         calibrated (the pipeline does not depend on the size); else CalibrationError."""
         values = {p.frame_size: p.pipeline_delay_ns for p in self.points
                   if (p.tx_port, p.rx_port) == (tx_port, rx_port)}
-        if frame_size in values:
-            return values[frame_size]
         if not values:
             raise CalibrationError(f"--calibration: no direction port {tx_port} -> port {rx_port} in the "
                                    f"file; it has {', '.join(sorted(self.directions()))}")
-        if len(set(values.values())) == 1:
-            return next(iter(values.values()))
+        delay = delay_at(values, frame_size)
+        if delay is not None:
+            return delay
         raise CalibrationError(f"--calibration: no {frame_size} B entry for port {tx_port} -> port {rx_port} and "
                                f"the delay differs between sizes; calibrated sizes: "
                                f"{','.join(map(str, sorted(values)))}")

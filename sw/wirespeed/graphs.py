@@ -278,21 +278,19 @@ def _frame_loss(plt, record: RunRecord, graphs_dir: Path) -> dict[str, list[Path
 def _pipeline(record: RunRecord) -> Any:
     """The pipeline delay the run's latency figures had subtracted, as a
     :data:`~wirespeed.latency.Pipeline` (from ``calibration.pipeline_delay_ns``: per direction
-    and size; a size not listed takes the direction's value when it is the same at every size,
-    as :meth:`Calibration.pipeline_ns`), or None: the run is raw."""
-    from .calibration import CalibrationError
+    and size, looked up as :meth:`Calibration.pipeline_ns` does), or None: the run is raw."""
+    from .calibration import CalibrationError, delay_at
 
     table = (record.calibration or {}).get("pipeline_delay_ns") if record.latency_calibrated else None
     if not table:
         return None
 
     def pipeline(tx_port: int, rx_port: int, frame_size: int) -> int:
-        values = table.get(f"{tx_port}->{rx_port}", {})
-        if str(frame_size) in values:
-            return int(values[str(frame_size)])
-        if len(set(values.values())) == 1:
-            return int(next(iter(values.values())))
-        raise CalibrationError(f"no calibrated pipeline delay for {tx_port}->{rx_port} at {frame_size} B")
+        values = {str(size): int(ns) for size, ns in table.get(f"{tx_port}->{rx_port}", {}).items()}
+        delay = delay_at(values, str(frame_size))
+        if delay is None:
+            raise CalibrationError(f"no calibrated pipeline delay for {tx_port}->{rx_port} at {frame_size} B")
+        return delay
 
     return pipeline
 
