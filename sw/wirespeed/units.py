@@ -1,13 +1,16 @@
-"""Durations as people type them ("10ms", "1.5 s", "250us") and back."""
+"""Durations as people type them ("10ms", "1.5 s", "250us") and back; figures as people read
+them (``424,854.59`` fps)."""
 
 import re
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["parse_duration", "format_duration", "DURATION_HELP"]
+__all__ = ["parse_duration", "format_duration", "DURATION_HELP", "DECIMALS", "format_figure"]
 
 _NS_PER_UNIT = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _DURATION = re.compile(r"^\s*(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(?P<unit>ns|us|ms|s)\s*$")
 DURATION_HELP = "a number with a unit ns, us, ms or s, e.g. 10ms or 1.5s"
+#: decimals a figure of each unit is shown with (verdicts, the report), those its CSV column has
+DECIMALS = {"%": 3, "us": 3, "fps": 2, "Mb/s": 3, "frames": 1}
 
 
 def parse_duration(text: str) -> int:
@@ -32,3 +35,8 @@ def format_duration(ns: int) -> str:
         if abs(value) >= 1:
             return f"{value.normalize():f} {unit}"
     return f"{ns} ns"
+
+
+def format_figure(value: float, unit: str) -> str:
+    """``value`` for people, without its unit: thousands separators and the unit's decimals."""
+    return f"{value:,.{DECIMALS.get(unit, 3)}f}"

@@ -59,7 +59,7 @@ def test_verdicts_compare_each_size_and_a_size_not_measured_fails():
         ("latency_us<=1.05@64", 64, True),          # the fake's frames average 1,000 ns
         ("throughput_fps>0@128", 128, False)]
     assert got[-1].value is None and format_value(None, "fps") == "not measured"
-    assert format_value(424854.59, "fps") == "424,854.6 fps"
+    assert format_value(424854.59, "fps") == "424,854.59 fps"
 
 
 def test_a_missed_expectation_is_exit_code_3_with_the_results_and_junit_written(capsys, server, tmp_path):
@@ -83,7 +83,7 @@ def test_a_missed_expectation_is_exit_code_3_with_the_results_and_junit_written(
     assert case.name == "Throughput 64 B" and case.classname == "rfc2544.throughput"
     (failure,) = case.result
     assert isinstance(failure, Failure)
-    assert failure.message == "FAIL: throughput_fps>=1000@64 at 64 B: 0.0 fps"
+    assert failure.message == "FAIL: throughput_fps>=1000@64 at 64 B: 0.00 fps"
     assert xml.tests == 1 and xml.failures == 1 and xml.errors == 0
 
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 
 from ..latency import DEFINITION_KEYS
+from ..units import format_figure
 
-__all__ = ["cell", "header", "number", "us", "mbps", "fps", "pct", "EMPTY", "IDENTIFIERS"]
+__all__ = ["cell", "header", "number", "us", "figure", "EMPTY", "IDENTIFIERS"]
 
 EMPTY = "–"
 #: columns that name a row, shown as written (no separators)
@@ -67,18 +68,11 @@ def header(column: str) -> str:
 # The summary's figures ------------------------------------------------------------------------------
 
 
-def us(ns: float | None, decimals: int = 3) -> str:
-    """Nanoseconds as microseconds with separators (``26680`` -> ``26.680``)."""
-    return EMPTY if ns is None else f"{ns / 1000:,.{decimals}f}"
+def us(ns: float | None) -> str:
+    """Nanoseconds as microseconds (``26680`` -> ``26.680``)."""
+    return figure(None if ns is None else ns / 1000, "us")
 
 
-def fps(value: float | None) -> str:
-    return EMPTY if value is None else f"{value:,.2f}"
-
-
-def mbps(value: float | None) -> str:
-    return EMPTY if value is None else f"{value:,.3f}"
-
-
-def pct(value: float | None, decimals: int = 3) -> str:
-    return EMPTY if value is None else f"{value:,.{decimals}f}"
+def figure(value: float | None, unit: str) -> str:
+    """A summary figure in ``unit`` (:func:`wirespeed.units.format_figure`), or an en dash."""
+    return EMPTY if value is None else format_figure(value, unit)

@@ -16,7 +16,6 @@ from ..ethernet import WIRE_OVERHEAD
 from ..latency import DEFINITION_KEYS
 from ..results import TRIALS_CSV, RunRecord, tables_of
 from ..rfc2544 import registry
-from ..rfc2544.expect import DECIMALS
 from ..units import format_duration
 from . import human
 
@@ -203,9 +202,9 @@ def summary_table(record: RunRecord) -> Table | None:
                 row += [human.EMPTY] * (4 + 2 * len(defs))
             else:
                 mean = float(sizes.mean_len(point))
-                row += [human.fps(r.throughput_fps), human.pct(r.pct_line_rate),
-                        human.mbps(r.throughput_fps * (mean + WIRE_OVERHEAD) * 8 / 1e6),
-                        human.mbps(r.throughput_fps * mean * 8 / 1e6)]
+                row += [human.figure(r.throughput_fps, "fps"), human.figure(r.pct_line_rate, "%"),
+                        human.figure(r.throughput_fps * (mean + WIRE_OVERHEAD) * 8 / 1e6, "Mb/s"),
+                        human.figure(r.throughput_fps * mean * 8 / 1e6, "Mb/s")]
                 figures = {f.definition: f for f in r.latency if f.available}
                 for d in defs:
                     f = figures.get(d)
@@ -215,7 +214,7 @@ def summary_table(record: RunRecord) -> Table | None:
             value = None if result is None else metric.value(result)
             # a capped back-to-back size passed the longest burst tried: a lower bound
             bound = "≥ " if getattr(result, "capped", False) else ""
-            row.append(human.EMPTY if value is None else f"{bound}{value:,.{DECIMALS.get(metric.unit, 3)}f}")
+            row.append(human.EMPTY if value is None else bound + human.figure(value, metric.unit))
         rows.append(row)
     return Table(title="Summary", parts=split_columns(columns, rows, SUMMARY_COLUMNS, (columns[0],)))
 

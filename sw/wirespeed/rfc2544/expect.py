@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from .. import sizes as size_points
+from ..units import format_figure
 from . import registry
 
 __all__ = ["Expectation", "Verdict", "parse_expectation", "verdicts", "verdicts_of", "metric_names", "OPS",
@@ -57,15 +58,11 @@ class Verdict(BaseModel):
     passed: bool
 
 
-#: decimals a figure of each unit is shown with (verdicts, the report's summary)
-DECIMALS = {"%": 3, "us": 3, "fps": 1, "Mb/s": 2, "frames": 1}
-
-
 def format_value(value: float | None, unit: str) -> str:
-    """A verdict's measured figure for people: ``27.360 %``, ``424,854.6 fps``."""
+    """A verdict's measured figure for people: ``27.360 %``, ``424,854.59 fps``."""
     if value is None:
         return "not measured"
-    return f"{value:,.{DECIMALS.get(unit, 3)}f} {unit}"
+    return f"{format_figure(value, unit)} {unit}"
 
 
 def _metrics() -> dict[str, tuple[str, registry.Metric]]:
