@@ -7,17 +7,12 @@ import math
 import re
 
 import pytest
+from clirun import run
 
-from wirespeed.cli import main
 from wirespeed.compare import DataSet, format_report, report_json
 
 BOARD = ["--target", "udp://127.0.0.1:9", "--out", "unused"]    # refused before it is reached
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(err, field):

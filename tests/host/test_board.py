@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import run
 
 from wirespeed import board as wb
-from wirespeed.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 COLORLIGHT = "colorlight-5a-75b-v7"
@@ -43,11 +43,6 @@ Info: Max frequency for clock '$glbnet$sys_clk': 126.50 MHz (PASS at 125.00 MHz)
 Info: Max frequency for clock '$glbnet$rx0_clk': 180.02 MHz (PASS at 125.00 MHz)
 """
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(err, field):

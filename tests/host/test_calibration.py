@@ -3,10 +3,11 @@
 import json
 
 import pytest
+from clirun import interrupt, run
 from ebserver import EtherboneServer, serve_identity
 from fakes import make_trial
 from records import parameters
-from test_cli import FAST, assert_one_line_error, run
+from test_cli import FAST, assert_one_line_error
 
 from wirespeed.calibration import CalibrationError, calibration_flows, load_calibration, run_calibration
 from wirespeed.gateware.regmap import MAGIC
@@ -224,10 +225,7 @@ def test_calibrated_trial_figures(regmap):
 def test_ctrl_c_while_calibrating_says_nothing_was_written(capsys, regmap, tmp_path, monkeypatch):
     from wirespeed.cli import calibrate as cli_calibrate
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_calibrate, "run_calibration", interrupted)
+    interrupt(monkeypatch, cli_calibrate, "run_calibration")
     out = tmp_path / "cal.json"
     with EtherboneServer() as server:
         serve_identity(server, regmap)

@@ -7,23 +7,17 @@ import subprocess
 import sys
 
 import pytest
+from clirun import interrupt, run
 from ebserver import EtherboneServer, serve_identity
 from records import parameters, results
 
 from wirespeed import __version__
-from wirespeed.cli import main
 from wirespeed.gateware.config import BOARD_25F, SIM
 from wirespeed.gateware.regmap import RegisterMap
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.rfc2544 import registry
 from wirespeed.rfc2544.plan import Plan
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(err, field):
@@ -231,15 +225,7 @@ def test_run_against_a_register_file_writes_results(capsys, regmap, tmp_path):
 
 
 def test_ctrl_c_keeps_results(capsys, regmap, tmp_path, monkeypatch):
-    real_run_trial, calls = Device.run_trial, []
-
-    def interrupted_on_third(self, *args, **kw):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real_run_trial(self, *args, **kw)
-
-    monkeypatch.setattr(Device, "run_trial", interrupted_on_third)
+    interrupt(monkeypatch, Device, "run_trial", at_call=3)
     with EtherboneServer() as server:
         serve_identity(server, regmap)
         code, _, err = run(capsys, "rfc2544", "--target", server.url, "--out", str(tmp_path), *FAST)
@@ -327,10 +313,7 @@ def test_ctrl_c_before_anything_was_written_names_no_folder(capsys, regmap, tmp_
     message names none and says nothing was written; with --force, where the earlier run went."""
     from wirespeed.cli import rfc2544
 
-    def interrupted(*args, **kw):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(rfc2544, "resolve_calibration", interrupted)
+    interrupt(monkeypatch, rfc2544, "resolve_calibration")
     out = tmp_path / "run"
     with EtherboneServer() as server:
         serve_identity(server, regmap)

@@ -5,16 +5,9 @@ import json
 
 import pytest
 import records
+from clirun import run
 from ebserver import EtherboneServer, serve_identity
 from records import parameters, results
-
-from wirespeed.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("argv, field", [

@@ -9,8 +9,8 @@ import re
 import statistics
 
 import pytest
+from clirun import run
 
-from wirespeed.cli import main
 from wirespeed.compare import (
     CONFIDENCES,
     CompareError,
@@ -85,11 +85,6 @@ def write_sets(directory, mapping):
         (directory / name).write_text("".join(f"{v:.2f}\n" for v in values))
     return list(mapping)
 
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # Independent Student's t: P(|T| < t) in closed form for integer degrees of freedom

@@ -5,13 +5,13 @@ import json
 import textwrap
 
 import pytest
+from clirun import run
 from ebserver import EtherboneServer, serve_identity
 from records import parameters
 from typer.main import get_command
 
 from wirespeed import cli
 from wirespeed.cli import configfile as config
-from wirespeed.cli import main
 from wirespeed.cli.app import defaults_for
 
 RUN_TOML = """\
@@ -49,11 +49,6 @@ RUN_FLAGS = ["--tests", "throughput,frame-loss", "--sizes", "64,128,1518",
              "--no-learning", "--address", "0:mac=02:00:00:00:00:01,ipv4=198.18.0.1",
              "--loss-points", "100,90.5,50"]
 
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(err: str) -> str:

@@ -6,12 +6,12 @@ import re
 import shutil
 
 import pytest
+from clirun import run
 from ebserver import EtherboneServer, serve_identity
 from fakes import make_trial
 from markupsafe import escape
 
 from wirespeed import __version__
-from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.host.models import GatewareId
 from wirespeed.report import DETAIL_TABLES, ReportError, human, load_record, make_report
@@ -27,11 +27,6 @@ SUMMARY = ["Throughput.csv", "Latency.csv", "Back_to_Back.csv", "Frame_Loss.csv"
 ALL_GRAPHS = {"throughput_fps", "throughput_mbps", "throughput_pct", "latency", "latency_distribution", "frame_loss",
               "latency_vs_load", "back_to_back"}
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def size_result(size, rate, trials, pipeline=None):

@@ -6,10 +6,10 @@ server (no frame ever arrives, so every figure is deterministic)."""
 import json
 
 import pytest
+from clirun import run
 from ebserver import EtherboneServer, serve_identity
 from records import parameters, results
 
-from wirespeed.cli import main
 from wirespeed.host.device import Device
 
 FAST = ["--trial-duration", "2us", "--wait", "1us", "--resolution", "10", "--settle", "1us", "--dut", "a cable"]
@@ -17,11 +17,6 @@ ALL = ["--tests", "throughput,frame-loss,back-to-back", "--b2b-trials", "1", "--
        "--loss-points", "100,50"]
 CSVS = ["Throughput.csv", "Latency.csv", "Latency_Histograms.csv", "Frame_Loss.csv", "Back_to_Back.csv"]
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def assert_one_line_error(err, field, text):
