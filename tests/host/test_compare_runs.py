@@ -7,7 +7,7 @@ from fakes import make_trial
 from test_report import header, size_result
 
 from wirespeed.cli import main
-from wirespeed.compare.runs import load_runs, ministat_tables, throughput_series
+from wirespeed.compare.runs import Series, load_runs, ministat_tables, throughput_series
 from wirespeed.ethernet import line_rate_fps
 from wirespeed.results import ResultsWriter
 from wirespeed.rfc2544.suite.frame_loss import FrameLossPoint, FrameLossResult
@@ -20,8 +20,8 @@ RATES = {"q64": (300_000, 301_000, 302_000), "q256": (400_000, 402_000, 404_000)
 def write_run(out_dir, rate, loss_at_90):
     writer = ResultsWriter(out_dir, header(("throughput", "frame-loss"), SIZES))
     for size in SIZES:
-        fail = make_trial(size, line_rate_fps(size), 1000, 300, latency_ns=(20_000, rate / 10, 40_000))
-        ok = make_trial(size, rate, 4000, 4000, latency_ns=(20_000, rate / 10, 40_000))
+        fail = make_trial(size, line_rate_fps(size), 1000, 300, latency_ns=(20_000, rate // 10, 40_000))
+        ok = make_trial(size, rate, 4000, 4000, latency_ns=(20_000, rate // 10, 40_000))
         for t in (fail, ok):
             writer.record_trial(t, test="throughput")
         writer.record_result("throughput", size_result(size, rate, [fail, ok]))
@@ -152,3 +152,24 @@ def test_compare_graph_as_pdf(three_sets, tmp_path, capsys):
 def test_pdf_needs_graph(three_sets, capsys):
     code = main(["compare", str(three_sets / "q64"), "--pdf"])
     assert code == 2 and "--pdf" in capsys.readouterr().err
+
+
+
+def test_equal_runs_compare_as_equal_and_stay_within_their_range(tmp_path):
+    """Five runs at 512-byte line rate: their throughput as Throughput.csv has it, so that
+    --graph's statistics are those of ``compare`` on the CSVs (stddev 0, no plot of a zero
+    span), and the mean of equal values drawn without a negative error bar (the floating-point
+    mean of five 234,962.4060150376 is 234,962.40601503762)."""
+    rate = line_rate_fps(512)
+    for name in ("a", "b"):
+        for k in range(5):
+            write_run(tmp_path / name / f"run{k}", rate, loss_at_90=0)
+    runs = [load_runs(str(tmp_path / name)) for name in ("a", "b")]
+    table = ministat_tables(runs)[512]
+    assert "span is zero width" in table and "No difference proven" in table
+    assert table.splitlines()[-2].split()[-1] == "0", table
+    series = Series("line rate")
+    for _ in range(5):
+        series.add(512, rate)
+    (_, mean, low, high), = series.points()
+    assert low <= mean <= high

@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 from .. import sizes
 from ..results import RunRecord
 from ..results.resume import RecordError, load_record
+from ..units import DECIMALS
 from .present import format_report
 from .stats import CompareError, DataSet
 
@@ -65,8 +66,10 @@ class Series(Generic[K]):
             self.values.setdefault(x, []).append(float(value))
 
     def points(self) -> list[tuple[K, float, float, float]]:
-        """(x, mean, min, max), in x order (sizes as the run listed them)."""
-        return [(x, statistics.fmean(v), min(v), max(v)) for x, v in self.values.items() if v]
+        """(x, mean, min, max), in x order (sizes as the run listed them). The mean is kept within
+        min..max: the floating-point mean of equal values can round past them."""
+        return [(x, min(max(statistics.fmean(v), min(v)), max(v)), min(v), max(v))
+                for x, v in self.values.items() if v]
 
 
 def throughput_series(run: RunSet) -> Series[int | str]:
@@ -74,7 +77,8 @@ def throughput_series(run: RunSet) -> Series[int | str]:
     series: Series[int | str] = Series(run.label)
     for record in run.records:
         for r in record.results_of("throughput"):
-            series.add(r.frame_size, r.throughput_fps)
+            # the figure as Throughput.csv has it: the statistics of compare on the CSVs
+            series.add(r.frame_size, round(r.throughput_fps, DECIMALS["fps"]))
     return series
 
 
