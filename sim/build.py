@@ -49,6 +49,7 @@ __all__ = [
     "HARNESS_DIR",
     "TOP_MODULE",
     "build_harness",
+    "write_tester_verilog",
     "cache_root",
     "ensure_binary",
     "check_entry",
@@ -459,12 +460,23 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, pr
         key = hashlib.sha256(f"{key}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
 
     def write_sources(outdir: Path) -> list[Path]:
-        from .netlist import write_sim_verilog
-
         _write_map(Path(outdir).parent, config)
-        return write_sim_verilog(outdir, config=config)
+        return write_tester_verilog(outdir, TOP_MODULE, config)
 
     return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress))
+
+
+def write_tester_verilog(outdir: Path, name: str, config=None) -> list[Path]:
+    """The simulated tester built with ``config`` (default the full simulated tester) as
+    Verilog module ``name`` and the LiteEth MAC in ``outdir``, from the netlist cache
+    (:mod:`.verilog_cache`, keyed by :func:`harness_key` and the configuration word)."""
+    from wirespeed.gateware.config import SIM
+
+    from .verilog_cache import tester_verilog
+
+    config = SIM if config is None else config
+    key = hashlib.sha256(f"verilog\0{harness_key()}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
+    return tester_verilog(outdir, name, config, key, cache_root() / "verilog")
 
 
 MAP_NAME = "regmap.json"

@@ -38,7 +38,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
 
-from .build import TOP_MODULE, ensure_binary, harness_key
+from .build import TOP_MODULE, ensure_binary, harness_key, write_tester_verilog
 from .dut import DutSpec
 from .toolchain import verilator_bin_dir, verilator_env
 
@@ -209,10 +209,8 @@ class RtlDutSpec(DutSpec):
         return ensure_binary(self.cache_key(), self.write_sources, quiet=quiet, progress=progress)
 
     def write_sources(self, outdir: Path) -> list[Path]:
-        from .netlist import write_sim_verilog
-
         outdir = Path(outdir)
-        tester = write_sim_verilog(outdir, name=TESTER_MODULE)
+        tester = write_tester_verilog(outdir, TESTER_MODULE)
         wrapper = outdir / f"{TOP_MODULE}.v"
         wrapper.write_text(_wrapper(self.top))
         dut = outdir / "user_dut.v"         # the preprocessed design: no include left to find

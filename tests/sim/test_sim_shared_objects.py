@@ -1,13 +1,15 @@
-"""Objects shared between Verilated builds (wirespeed.sim.objcache): any change of what goes
-into an object changes its key, and a file that includes something outside the shared
-folders is never shared. A small makefile in Verilator's shape stands in for
+"""Objects shared between Verilated builds (wirespeed.sim.objcache) and the cached netlist
+(wirespeed.sim.verilog_cache): any change of what goes into an object changes its key, a
+file that includes something outside the shared folders is never shared, and a netlist is
+renamed only where its name occurs once. A small makefile in Verilator's shape stands in for
 a Verilated build (the real builds are proven by every system test)."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
-from wirespeed.sim import objcache
+from wirespeed.sim import objcache, verilog_cache
 
 MAKEFILE = """\
 include Vt_classes.mk
@@ -75,3 +77,29 @@ def test_every_input_of_an_object_is_in_its_key(build):
     assert changed["free.o"] != keys["free.o"]                             # a header it may include
     (obj / "runtime.cpp").write_text("int runtime_fn() { return 3; }\n")
     assert make().keys["runtime.o"] != changed["runtime.o"]                # the source
+
+
+def test_a_netlist_is_renamed_where_its_name_occurs_once(tmp_path, monkeypatch):
+    made = []
+
+    def generate(outdir, name, config):
+        made.append(name)
+        outdir.mkdir(parents=True, exist_ok=True)
+        top = outdir / f"{name}.v"
+        body = "  // wirespeed_sim_top again\n" if config == "twice" else ""
+        top.write_text(f"/* yosys */\nmodule {name}(clk);\n{body}endmodule\n")
+        mac = outdir / "mac.v"
+        mac.write_text("module mac(); endmodule\n")
+        return [top, mac]
+
+    monkeypatch.setattr(verilog_cache, "_generate", generate)
+    root = tmp_path / "cache"
+    files = verilog_cache.tester_verilog(tmp_path / "a", "wirespeed_sim_top", "once", "k1", root)
+    assert [f.name for f in files] == ["wirespeed_sim_top.v", "mac.v"] and made == ["wirespeed_sim_top"]
+    files = verilog_cache.tester_verilog(tmp_path / "b", "tester", "once", "k1", root)
+    assert made == ["wirespeed_sim_top"]                                    # from the cache
+    assert [f.name for f in files] == ["tester.v", "mac.v"]
+    assert files[0].read_text() == "/* yosys */\nmodule tester(clk);\nendmodule\n"
+    files = verilog_cache.tester_verilog(tmp_path / "c", "tester", "twice", "k2", root)
+    assert made == ["wirespeed_sim_top", "wirespeed_sim_top", "tester"]     # generated afresh
+    assert Path(files[0]).read_text().startswith("/* yosys */\nmodule tester(clk);")
