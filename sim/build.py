@@ -49,7 +49,7 @@ __all__ = [
     "HARNESS_DIR",
     "TOP_MODULE",
     "build_harness",
-    "write_tester_verilog",
+    "hash_gateware",
     "cache_root",
     "ensure_binary",
     "check_entry",
@@ -132,17 +132,29 @@ def _hash_files(h, root: Path, files: Sequence[Path]) -> None:
         h.update(len(data).to_bytes(8, "little") + data)
 
 
-def _hash_common(h) -> None:
-    h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE)).encode())
+def _hash_versions(h) -> None:
     for dist in _VERSIONED:
         try:
             version = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             version = "absent"
         h.update(f"version\0{dist}\0{version}\0".encode())
+
+
+def _hash_common(h) -> None:
+    h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE)).encode())
+    _hash_versions(h)
     _hash_files(h, HARNESS_DIR, harness_sources())
     _hash_files(h, NETLIST_PY.parent, [NETLIST_PY])
     h.update(b"generated\0" + DUT_PARAM_HEADER.encode() + b"\0" + cpp_header().encode())
+
+
+def hash_gateware(h) -> None:
+    """Feed ``h`` what the gateware's elaboration depends on: the versions of the tools and
+    the gateware package's Python files."""
+    _hash_versions(h)
+    gw = _gateware_dir()
+    _hash_files(h, gw, sorted(p for p in gw.rglob("*.py") if "__pycache__" not in p.parts))
 
 
 def harness_key() -> str:
@@ -460,23 +472,12 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, pr
         key = hashlib.sha256(f"{key}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
 
     def write_sources(outdir: Path) -> list[Path]:
+        from .verilog_cache import write_tester_verilog
+
         _write_map(Path(outdir).parent, config)
         return write_tester_verilog(outdir, TOP_MODULE, config)
 
     return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress))
-
-
-def write_tester_verilog(outdir: Path, name: str, config=None) -> list[Path]:
-    """The simulated tester built with ``config`` (default the full simulated tester) as
-    Verilog module ``name`` and the LiteEth MAC in ``outdir``, from the netlist cache
-    (:mod:`.verilog_cache`, keyed by :func:`harness_key` and the configuration word)."""
-    from wirespeed.gateware.config import SIM
-
-    from .verilog_cache import tester_verilog
-
-    config = SIM if config is None else config
-    key = hashlib.sha256(f"verilog\0{harness_key()}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
-    return tester_verilog(outdir, name, config, key, cache_root() / "verilog")
 
 
 MAP_NAME = "regmap.json"

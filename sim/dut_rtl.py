@@ -38,9 +38,10 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
 
-from .build import TOP_MODULE, ensure_binary, harness_key, write_tester_verilog
+from .build import TOP_MODULE, ensure_binary, harness_key
 from .dut import DutSpec
 from .toolchain import verilator_bin_dir, verilator_env
+from .verilog_cache import write_tester_verilog
 
 __all__ = ["RtlDutSpec", "RTL_PORTS", "TESTER_MODULE", "find_modules"]
 

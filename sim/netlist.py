@@ -52,15 +52,16 @@ def _yosys(args: list[str], cwd: Path) -> None:
         raise RuntimeError(f"Yosys failed on the simulation netlist (exit {proc.returncode}):\n{tail}")
 
 
-def write_netlist(outdir, elaboratable, name: str) -> Path:
-    """Write ``elaboratable`` as the flattened, optimised Verilog module ``name`` into
+def write_netlist(outdir, elaboratable, name: str, *, rtlil_text: str | None = None) -> Path:
+    """Write ``elaboratable`` (or its RTLIL, ``rtlil_text``, converted as module ``name``
+    without source locations) as the flattened, optimised Verilog module ``name`` into
     ``outdir`` (file ``<name>.v``, with the Yosys script and log beside it)."""
     from amaranth.back import rtlil
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     il = outdir / f"{name}.il"
-    il.write_text(rtlil.convert(elaboratable, name=name, emit_src=False))
+    il.write_text(rtlil.convert(elaboratable, name=name, emit_src=False) if rtlil_text is None else rtlil_text)
     (outdir / f"{name}.ys").write_text(YOSYS_SCRIPT.format(top=name))
     _yosys(["-q", "-l", f"{name}.yosys.log", f"{name}.ys"], outdir)
     il.unlink()         # the largest file, and the Verilog says the same
@@ -75,16 +76,17 @@ def _with_mac(outdir, top: Path) -> list[Path]:
     return [top, mac]
 
 
-def write_sim_verilog(outdir, name: str | None = None, config=None) -> list[Path]:
+def write_sim_verilog(outdir, name: str | None = None, config=None, *, rtlil_text: str | None = None) -> list[Path]:
     """The simulated tester (:class:`~wirespeed.gateware.top.SimTop` built with ``config``,
     default the full :data:`~wirespeed.gateware.config.SIM`) as module ``name`` (default
-    ``wirespeed_sim_top``) and the LiteEth MAC; returns the Verilog files."""
+    ``wirespeed_sim_top``) and the LiteEth MAC; returns the Verilog files. ``rtlil_text``:
+    that tester already converted to RTLIL as module ``name`` (not elaborated again)."""
     from wirespeed.gateware.build import SIM_TOP
     from wirespeed.gateware.config import SIM
     from wirespeed.gateware.top import SimTop
 
-    top = SimTop(config=SIM if config is None else config)
-    return _with_mac(outdir, write_netlist(outdir, top, name or SIM_TOP))
+    top = None if rtlil_text is not None else SimTop(config=SIM if config is None else config)
+    return _with_mac(outdir, write_netlist(outdir, top, name or SIM_TOP, rtlil_text=rtlil_text))
 
 
 def write_uart_sim_verilog(outdir, name: str) -> list[Path]:

@@ -5,13 +5,12 @@ import os
 
 import cocotbbuild
 import pytest
-from amaranth.back import verilog
 
 from wirespeed.gateware.build import SIM_TOP
 from wirespeed.gateware.config import PRESETS
 from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
-from wirespeed.gateware.top import SimTop
 from wirespeed.sim.toolchain import cache_dir
+from wirespeed.sim.verilog_cache import amaranth_tester_verilog
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 
@@ -30,7 +29,7 @@ def board_build(request):
     src = build_dir / "src"
     src.mkdir(parents=True, exist_ok=True)
     sources = [src / f"{SIM_TOP}.v", src / f"{MAC_MODULE}.v"]
-    sources[0].write_text(verilog.convert(SimTop(config=BUILDS[name]), name=SIM_TOP, emit_src=False))
+    sources[0].write_text(amaranth_tester_verilog(BUILDS[name], SIM_TOP))     # elaborated once with the simulation's
     sources[1].write_text(mac_verilog())
     runner = cocotbbuild.build(sources, SIM_TOP, build_dir, ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
     return name, runner, build_dir

@@ -5,9 +5,12 @@ from pathlib import Path
 import cocotbbuild
 import pytest
 
-from wirespeed.gateware.build import SIM_TOP, write_sim_sources
+from wirespeed.gateware.build import SIM_TOP
+from wirespeed.gateware.config import SIM
+from wirespeed.gateware.liteeth_mac import MAC_MODULE, mac_verilog
 from wirespeed.gateware.port import RX_PIPELINE_NS, TX_PIPELINE_NS
 from wirespeed.sim.toolchain import cache_dir
+from wirespeed.sim.verilog_cache import amaranth_tester_verilog
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
 
@@ -17,7 +20,11 @@ HERE = Path(__file__).parent / "cocotb"
 @pytest.fixture(scope="session")
 def tester_build():
     build_dir = cache_dir() / "cocotb" / "tester_top"
-    sources = write_sim_sources(build_dir / "src")
+    src = build_dir / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    sources = [src / f"{SIM_TOP}.v", src / f"{MAC_MODULE}.v"]
+    sources[0].write_text(amaranth_tester_verilog(SIM, SIM_TOP))      # elaborated once with the simulation's
+    sources[1].write_text(mac_verilog())
     runner = cocotbbuild.build(sources, SIM_TOP, build_dir, ["-Wno-fatal", "-Wno-WIDTH", "-Wno-PINMISSING", "-O3"])
     return runner, build_dir
 

@@ -82,7 +82,7 @@ def test_every_input_of_an_object_is_in_its_key(build):
 def test_a_netlist_is_renamed_where_its_name_occurs_once(tmp_path, monkeypatch):
     made = []
 
-    def generate(outdir, name, config):
+    def generate(outdir, name, config, rtlil_text=None):
         made.append(name)
         outdir.mkdir(parents=True, exist_ok=True)
         top = outdir / f"{name}.v"
