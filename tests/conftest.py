@@ -20,7 +20,39 @@ sys.path.insert(0, str(HERE))
 SWEEPS = (HERE / "gateware", HERE / "sim")
 
 
+# The files that take longest (a cold Verilator build, then minutes of simulated runs), longest
+# first. With --dist loadfile a file stays on one worker, and a long file taken last leaves the
+# other worker idle until it ends; so these go first, then the other system tests and the
+# Verilator builds, and the many short unit tests last, where they fill both workers to the
+# end (pyproject.toml turns off xdist's own order, most tests per file first, which put the
+# system files, a few long tests each, last).
+LONGEST_FIRST = tuple(HERE / f for f in (
+    "system/test_uart_target_system.py", "system/test_board_config_system.py",
+    "gateware/test_generator.py", "system/test_dut_rtl.py", "gateware/test_tester_top.py",
+    "gateware/test_board_top.py", "system/test_rfc2544_recovery_system.py",
+    "host/test_sim_throughput.py", "host/test_fuzz_options.py",
+))
+
+
+def _longest_first(items):
+    """``items`` in the order above: LONGEST_FIRST's files, the other system tests, the other
+    files with Verilator builds, the rest; as collected within each group."""
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    verilator = {Path(item.fspath) for item in items if item.get_closest_marker("verilator")}
+
+    def key(item):
+        path = Path(item.fspath)
+        if path in rank:
+            return rank[path]
+        if (HERE / "system") in path.parents:
+            return len(rank)
+        return len(rank) + (1 if path in verilator else 2)
+
+    return sorted(items, key=key)
+
+
 def pytest_collection_modifyitems(config, items):
+    items[:] = _longest_first(items)
     first_cases = set()
     for item in items:
         parents = Path(item.fspath).parents
