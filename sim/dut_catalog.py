@@ -33,6 +33,11 @@ MEANINGS: dict[tuple[str, str], str] = {
     ("switch", "aging"): "an entry ages out this long after its address's last frame (0s: never)",
     ("switch", "rate"): "forwarding limit in frames/s (default: wire speed)",
     ("switch", "learning"): "1: learn source addresses; 0: flood every frame",
+    **{(model, name): meaning for model in ("linux-router", "linux-bridge") for name, meaning in (
+        ("latency", "from the frame the kernel answered (or a poll) to the output queue: the kernel takes no "
+                    "simulated time"),
+        ("poll", "how often the TAPs are read for what the kernel sends on its own timers"),
+        ("queue", "output queue per port in frames (tail drop)"))},
     ("any", "loss"): "share of frames dropped at random",
     ("any", "dup"): "share of frames sent twice",
     ("any", "reorder"): "share of frames held back behind the next one",

@@ -24,7 +24,7 @@ SECOND_NS = 10**9
 
 @dataclass(frozen=True)
 class HarnessParam:
-    model: str          # "loopback", "router", "switch" or ANY
+    model: str          # "loopback", "router", "switch", "tap" or ANY
     key: str            # as the harness takes it: --dut-param KEY=VALUE
     default: int
     lo: int
@@ -64,6 +64,10 @@ TABLE: tuple[HarnessParam, ...] = (
     HarnessParam("switch", "learning", 1, 0, 1),
     HarnessParam("switch", "rate", 0, 0, CLK_HZ),        # 0: wire speed
     HarnessParam("switch", "max_frame", 16384, 64, 65536),
+    _time("tap", "latency_ns", 2_000, 0, SECOND_NS),
+    _time("tap", "poll_ns", 10_000, NS_PER_CYCLE, SECOND_NS),
+    HarnessParam("tap", "queue", 1024, 1, 65536),
+    HarnessParam("tap", "max_frame", 16384, 64, 65536),
 )
 
 _BY_KEY = {(p.model, p.key): p for p in TABLE}

@@ -266,10 +266,15 @@ class SimProcess:
             raise RuntimeError(f"cannot start the simulation {cmd[0]}: {e}") from e
         try:
             self.port = self._wait_ready()
+            self.dut.start(self._proc.pid)
         except BaseException:
             self._stop()
             raise
         return self
+
+    def dut_state(self) -> dict[str, Any]:
+        """What the DUT reports of itself now (:meth:`DutSpec.state`; {} once stopped)."""
+        return self.dut.state(self._proc.pid) if self._proc is not None and self.alive() else {}
 
     def __exit__(self, exc_type, exc, tb) -> None:
         crashed = self._proc is not None and self._proc.poll() is not None

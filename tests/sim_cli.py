@@ -12,7 +12,7 @@ HELP_TABLE = "DUT parameters (times in ns, probabilities in parts per 10^9):"
 
 SHARED_ERRORS = [
     (["--dut", "router", "--dut-param", "queue=x"], "dut router: queue must be an integer 1..65536, got 'x'"),
-    (["--dut", "hub"], "dut 'hub': unknown model, known models: loopback, router, switch"),
+    (["--dut", "hub"], "dut 'hub': unknown model, known models: loopback, router, switch, tap"),
     (["--dut-param", "delay_ns"], "dut parameter must be key=value, got 'delay_ns'"),
     (["--max-cycles", "x"], f"--max-cycles must be an integer 0..{MAX_CYCLES}, got 'x'"),
     (["--max-cycles", "-1"], f"--max-cycles must be an integer 0..{MAX_CYCLES}, got '-1'"),

@@ -8,10 +8,11 @@
 #include "dut_reset.h"
 #include "dut_router.h"
 #include "dut_switch.h"
+#include "dut_tap.h"
 
 namespace ws {
 
-const char* known_dut_models() { return "loopback, router, switch"; }
+const char* known_dut_models() { return "loopback, router, switch, tap"; }
 
 std::unique_ptr<DutModel> make_dut(const std::string& model,
                                    const std::vector<std::pair<std::string, std::string>>& kv,
@@ -64,6 +65,19 @@ std::unique_ptr<DutModel> make_dut(const std::string& model,
         auto fabric = SwitchFabric::attach(direction, table, aging_ns, learning != 0);
         base = [=]() -> std::unique_ptr<DutModel> {
             return std::make_unique<SwitchModel>(fabric, direction, latency_ns, queue, rate, max_frame);
+        };
+    } else if (model == "tap") {
+        uint64_t latency_ns = p.get(P::kTapLatencyNs);
+        uint64_t poll_ns = p.get(P::kTapPollNs);
+        uint64_t queue = p.get(P::kTapQueue);
+        uint64_t max_frame = p.get(P::kTapMaxFrame);
+        impairments();
+        p.get(P::kAnyRebootNs);
+        p.finish();  // a bad parameter is refused before a namespace is made
+        // both directions share one kernel; a reset rebuilds the models, not the kernel
+        auto fabric = TapFabric::attach(direction, latency_ns, poll_ns, queue);
+        base = [=]() -> std::unique_ptr<DutModel> {
+            return std::make_unique<TapModel>(fabric, direction, max_frame);
         };
     } else {
         throw std::invalid_argument("dut '" + model + "': unknown model, known models: " +

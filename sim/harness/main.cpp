@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
 
     if (!ws::cli::start_process()) return 0;
-    auto [a, b] = ws::cli::make_duts(cli, opt.dut);
-
+    // the socket first: a "tap" DUT moves the process into a network namespace of its own,
+    // and the host must still reach the socket on 127.0.0.1 (dut_tap_kernel.h)
     std::unique_ptr<ws::UdpServer> udp;
     try {
         udp = std::make_unique<ws::UdpServer>(opt.udp_port);
@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
         cli.error(e.what());
         return 1;
     }
+    auto [a, b] = ws::cli::make_duts(cli, opt.dut);
 
     ws::SimHarness sim(std::move(a), std::move(b));
     sim.reset(kResetCycles);

@@ -325,6 +325,12 @@ class Run:
                 record.dut_model = self.tester.dut_counters()
             except WirespeedError:
                 pass
+        state_probe = getattr(self.tester, "dut_state_probe", None) if self.tester is not None else None
+        if state_probe is not None:
+            try:
+                record.dut_state = state_probe() or None
+            except (OSError, RuntimeError, ValueError):     # best effort, as the model's counters
+                pass
         kept = self.writer.finish(status, error) if self.writer is not None else status
         emit(ev.RunDone(status=status, error=error, out_dir=None if self.out is None else str(self.out)))
         return kept

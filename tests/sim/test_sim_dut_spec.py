@@ -52,6 +52,7 @@ def test_parse_good(text, expected):
     assert parse_dut(str(spec)) == spec  # canonical text round-trips
 
 
+MODEL_NAMES = "loopback, router, switch, linux-router, linux-bridge"
 PROFILE_NAMES = ("bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, openbsd49-i386-em, openbsd49-amd64-em, "
                  "freebsd-livelock")
 LOOPBACK_PARAMS = "delay, loss, dup, reorder, corrupt, blackout, seed, reboot"
@@ -60,10 +61,10 @@ BLACKOUT = "must be START:LENGTH, two times 0ns..3600s, multiples of 8ns, LENGTH
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "dut: empty specification, expected one of: loopback, router, switch "
-         "(e.g. 'router:rate=400k,queue=256,latency=20us') or a profile: " + PROFILE_NAMES),
-    ("hub", "dut 'hub': unknown model, known models: loopback, router, switch; profiles: " + PROFILE_NAMES),
-    ("Loopback", "dut 'Loopback': unknown model, known models: loopback, router, switch; profiles: " + PROFILE_NAMES),
+    ("", "dut: empty specification, expected one of: " + MODEL_NAMES
+         + " (e.g. 'router:rate=400k,queue=256,latency=20us') or a profile: " + PROFILE_NAMES),
+    ("hub", "dut 'hub': unknown model, known models: " + MODEL_NAMES + "; profiles: " + PROFILE_NAMES),
+    ("Loopback", "dut 'Loopback': unknown model, known models: " + MODEL_NAMES + "; profiles: " + PROFILE_NAMES),
     ("router:queue=x", "dut router: queue must be an integer 1..65536, got 'x'"),
     ("router:queue=0", "dut router: queue must be an integer 1..65536, got '0'"),
     ("router:queue=65537", "dut router: queue must be an integer 1..65536, got '65537'"),

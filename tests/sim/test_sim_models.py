@@ -212,7 +212,7 @@ def test_router_discards_errored_frames(model_driver):
 
 
 @pytest.mark.parametrize("dut,params,message", [
-    ("bridge", (), "dut 'bridge': unknown model, known models: loopback, router, switch"),
+    ("bridge", (), "dut 'bridge': unknown model, known models: loopback, router, switch, tap"),
     ("loopback", ("delay_ns=41",),
      "dut loopback: delay_ns must be an integer 0..1000000 and a multiple of 8, got '41'"),
     ("loopback", ("delay_ns=1000008",),

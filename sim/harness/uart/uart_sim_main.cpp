@@ -135,8 +135,7 @@ int main(int argc, char** argv) {
     cli.parse(argc, argv);
 
     if (!ws::cli::start_process()) return 0;
-    auto [a, b] = ws::cli::make_duts(cli, opt.dut);
-
+    // the sockets first: a "tap" DUT moves the process into a network namespace of its own
     std::unique_ptr<ws::UartLink> link;
     std::unique_ptr<ws::UdpServer> control;
     try {
@@ -146,6 +145,7 @@ int main(int argc, char** argv) {
         cli.error(e.what());
         return 1;
     }
+    auto [a, b] = ws::cli::make_duts(cli, opt.dut);
 
     UartSimHarness sim(std::move(a), std::move(b), *link);
     sim.reset(kResetCycles);

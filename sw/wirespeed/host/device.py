@@ -266,6 +266,10 @@ class Device:
         """The simulated DUT model's counters now (None: not a simulation)."""
         return self.dut_probe() if self.dut_probe is not None else None
 
+    #: simulation only: a callable returning what the simulated DUT reports of itself (a Linux
+    #: DUT: the kernel's interfaces, neighbours, bridge table, SNMP counters)
+    dut_state_probe: Callable[[], dict[str, Any]] | None = None
+
     # generators
 
     def check_port(self, port: int) -> None:

@@ -86,9 +86,13 @@ def sim_dut_spec(dut: str | RtlDut | None) -> Any:
     if not dut:
         raise ConnectError("--dut", f"required with --target sim, e.g. '{DUT_EXAMPLE}'")
     try:
-        return parse_dut(dut)
+        spec = parse_dut(dut)
     except ValueError as exc:
         raise ConnectError("--dut", str(exc)) from None
+    why = spec.unavailable()
+    if why:
+        raise ConnectError("--dut", why)
+    return spec
 
 
 def describe_dut(dut: str | RtlDut | None, target: str) -> dict[str, Any]:
@@ -168,10 +172,11 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
     status = on_status or (lambda text: None)
     with contextlib.ExitStack() as stack:
         notes = _hold(stack, target, command)
-        control = None
+        control, state = None, None
         try:
             if target == "sim":
-                transport, control = _start_simulation(stack, dut, management, uart_faults, status, progress)
+                transport, control, state = _start_simulation(stack, dut, management, uart_faults, status,
+                                                              progress)
             else:
                 transport = stack.enter_context(open_target(target))
         except ConnectError:
@@ -185,6 +190,7 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
             from wirespeed.sim.control import DutControl
 
             tester.dut_probe = DutControl(control or transport).counts
+            tester.dut_state_probe = state
         if check_identity:
             try:
                 tester.connect()
@@ -234,7 +240,8 @@ def _open(transport: Transport, target: str, dut: dict[str, Any], control: Trans
 
 def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, management: str,
                       uart_faults: str | None, status: Callable[[str | None], None],
-                      progress: Callable[..., None] | None) -> tuple[Transport, Transport | None]:
+                      progress: Callable[..., None] | None
+                      ) -> tuple[Transport, Transport | None, Callable[[], dict[str, Any]]]:
     try:
         from wirespeed.sim.launcher import SimProcess, UartFaults
     except ImportError as exc:
@@ -246,7 +253,7 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
             sim = stack.enter_context(_Simulation(SimProcess(spec, progress=progress)))
         finally:
             status(None)
-        return stack.enter_context(EtherboneTransport(sim.host, sim.port)), None
+        return stack.enter_context(EtherboneTransport(sim.host, sim.port)), None, sim.dut_state
     try:
         faults = UartFaults.both(uart_faults) if uart_faults else None
     except ValueError as exc:
@@ -264,7 +271,7 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
     # a 255-word burst takes about 0.9 s through the simulated line: a longer timeout than a board's
     transport = stack.enter_context(SerialTransport(sim.url, timeout=3.0, retries=8))
     control = stack.enter_context(EtherboneTransport(sim.host, sim.control_port))
-    return transport, control
+    return transport, control, sim.dut_state
 
 
 class _Simulation:

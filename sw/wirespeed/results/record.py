@@ -161,6 +161,9 @@ class RunRecord(RunHeader):
     dut_model: dict[str, dict[str, int]] | None = Field(
         None, description="simulation only: the simulated DUT model's own counters when the run ended (since the "
                           "simulation started: learning and every trial), per direction 'A->B' of tester ports")
+    dut_state: dict[str, Any] | None = Field(
+        None, description="simulation with a Linux DUT only: what the kernel reported of itself when the run ended "
+                          "(interfaces with their counters, addresses, neighbours or bridge table, SNMP counters)")
     estimate: RunEstimate | None = Field(
         None, description="what the run was expected to take when it started (its last start, for a resumed run): "
                           "trials, time on the wire and wall seconds, per test and frame size, and the pace and DUT "

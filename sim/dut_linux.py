@@ -1,0 +1,162 @@
+"""The Linux kernel as the device under test: the ``tap`` model of the harness
+(sim/harness/dut_tap.h) with a ready-made setup of the namespace it runs in.
+
+    linux-router                 IPv4 and IPv6 forwarding between the tester's two sides
+    linux-bridge                 a Linux bridge of the two TAPs
+    linux-router:latency=5us,queue=256
+
+What the kernel decides is real: forwarding, TTL/hop limit and checksum rewrites, ARP and
+neighbour discovery (against the tester's own responder, never static entries), bridge
+learning, drops. When is the model's: the kernel takes no simulated time, each frame it puts
+out leaves ``latency`` after the frame that caused it, at line rate behind an output queue of
+``queue`` frames; ``poll`` is how often the TAPs are read for what the kernel sends on its own
+timers (which run on wall-clock time, ~400 times faster than the simulated one). Throughput
+and latency measured through it are therefore the model's, not the kernel's: results say so
+(``timing: modelled``).
+
+The router's sides are the tester's default addresses (:mod:`wirespeed.traffic.addressing`):
+each TAP takes as its MAC the destination MAC of the frames that arrive on it (the peer tester
+port's, as the tester addresses test frames), holds the last address of its side's /16 and
+/64, and routes its side's /16 via the tester port's own address, so the kernel resolves
+exactly one neighbour per side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from ipaddress import IPv4Network, IPv6Network
+from typing import ClassVar, Literal
+
+from wirespeed.traffic.addressing import tester_ip, tester_ipv6, tester_mac
+
+from .dut_base import DutSpec, _int_text, _limits, _ranged, _time_field_check, _time_text
+from .dut_params import param
+from .netns import run_in, unavailable
+
+__all__ = ["LinuxRouterSpec", "LinuxBridgeSpec", "LINUX_MODELS", "TAPS"]
+
+#: the TAP facing tester port p (sim/harness/dut_tap_kernel.h)
+TAPS = ("ws0", "ws1")
+_PORTS = range(len(TAPS))
+_SIDE_V4 = 16
+_SIDE_V6 = 64
+
+
+def _sysctl(path: str, value: int) -> str:
+    return f"echo {value} > /proc/sys/{path}"
+
+
+class _LinuxSpec(DutSpec):
+    """What both Linux DUTs share: the tap model's timing parameters and the namespace's
+    life (set up once the simulation is ready, its counters read while it runs)."""
+
+    latency_ns: int = param("tap", "latency_ns").default
+    poll_ns: int = param("tap", "poll_ns").default
+    queue: int = _ranged(param("tap", "queue"))
+
+    PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "latency": ("latency_ns", "time", _time_text(param("tap", "latency_ns"), "2us")),
+        "poll": ("poll_ns", "time", _time_text(param("tap", "poll_ns"), "10us")),
+        "queue": ("queue", "int", _int_text(param("tap", "queue"))),
+    }
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"latency", "poll", "queue"})
+    LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
+        "latency_ns": _limits(param("tap", "latency_ns")),
+        "poll_ns": _limits(param("tap", "poll_ns")),
+        "queue": _limits(param("tap", "queue")),
+    }
+
+    def _check_times(self) -> None:
+        _time_field_check("latency", self.latency_ns, *self.LIMITS["latency_ns"])
+        _time_field_check("poll", self.poll_ns, *self.LIMITS["poll_ns"])
+
+    def model_post_init(self, context: object) -> None:
+        self._check_times()
+
+    def setup(self) -> str:
+        """The shell script that makes the namespace this DUT (TAPs ws0, ws1 exist, down)."""
+        raise NotImplementedError
+
+    def report(self) -> dict[str, str]:
+        """Name -> shell command whose output is part of :meth:`state`."""
+        return {"links": "ip -s -j link show",
+                "addresses": "ip -j address show",
+                "snmp": "cat /proc/net/snmp /proc/net/snmp6 2>/dev/null || true"}
+
+    def harness_args(self) -> list[str]:
+        return ["--dut", "tap", "--dut-param", f"latency_ns={self.latency_ns}",
+                "--dut-param", f"poll_ns={self.poll_ns}", "--dut-param", f"queue={self.queue}"]
+
+    def describe(self) -> dict:
+        script = self.setup()
+        return {"model": self.model, "spec": str(self), "latency_ns": self.latency_ns, "poll_ns": self.poll_ns,
+                "queue_frames": self.queue, "timing": "modelled", "kernel": os.uname().release,
+                "setup": script, "setup_sha256": hashlib.sha256(script.encode()).hexdigest()}
+
+    def unavailable(self) -> str | None:
+        why = unavailable()
+        return f"dut {self.model}: needs TAP devices in a network namespace: {why}" if why else None
+
+    def start(self, pid: int) -> None:
+        run_in(pid, self.setup())
+
+    def state(self, pid: int) -> dict:
+        out: dict = {}
+        for name, command in self.report().items():
+            text = run_in(pid, command, check=False)
+            try:
+                out[name] = json.loads(text) if text.lstrip().startswith(("[", "{")) else text
+            except ValueError:
+                out[name] = text
+        return out
+
+
+class LinuxRouterSpec(_LinuxSpec):
+    """The Linux kernel routing IPv4 and IPv6 between the tester's two sides
+    (198.18.0.0/16 | 198.19.0.0/16, 2001:2::/64 | 2001:2:0:1::/64), ARP and neighbour
+    discovery answered by the tester's responder."""
+
+    model: Literal["linux-router"] = "linux-router"
+
+    def setup(self) -> str:
+        lines = ["ip link set lo up", _sysctl("net/ipv4/ip_forward", 1),
+                 _sysctl("net/ipv6/conf/all/forwarding", 1)]
+        for p, tap in zip(_PORTS, TAPS):
+            peer = 1 - p
+            v4 = IPv4Network(f"{tester_ip(p)}/{_SIDE_V4}", strict=False)
+            v6 = IPv6Network(f"{tester_ipv6(p)}/{_SIDE_V6}", strict=False)
+            lines += [
+                # the frames arriving here are addressed to the peer tester port's MAC
+                f"ip link set {tap} address {tester_mac(peer)}",
+                _sysctl(f"net/ipv6/conf/{tap}/disable_ipv6", 0),
+                f"ip address add {v4.broadcast_address - 1}/32 dev {tap}",
+                f"ip address add {v6.network_address + 0xfffe}/{_SIDE_V6} dev {tap} nodad",
+                f"ip link set {tap} up",
+                f"ip route add {tester_ip(p)}/32 dev {tap}",
+                f"ip route add {v4} via {tester_ip(p)} dev {tap}",
+            ]
+        return "\n".join(lines) + "\n"
+
+    def report(self) -> dict[str, str]:
+        return super().report() | {"neighbours": "ip -j neigh show", "routes": "ip -j route show"}
+
+
+class LinuxBridgeSpec(_LinuxSpec):
+    """A Linux bridge (br0, no STP, no IP address) of the two TAPs: learning, flooding and
+    filtering are the kernel's."""
+
+    model: Literal["linux-bridge"] = "linux-bridge"
+
+    def setup(self) -> str:
+        lines = ["ip link set lo up", "ip link add br0 type bridge"]
+        lines += [f"ip link set {tap} master br0" for tap in TAPS]
+        lines += [f"ip link set {tap} up" for tap in TAPS] + ["ip link set br0 up"]
+        return "\n".join(lines) + "\n"
+
+    def report(self) -> dict[str, str]:
+        return super().report() | {"fdb": "bridge -j fdb show br br0"}
+
+
+LINUX_MODELS: dict[str, type[DutSpec]] = {"linux-router": LinuxRouterSpec, "linux-bridge": LinuxBridgeSpec}

@@ -1,0 +1,47 @@
+"""The Linux DUTs' specification (sim/dut_linux.py) without a simulation: what the namespace is
+made of, and the one-line refusal on a machine without TUN or namespaces."""
+
+import pytest
+
+from wirespeed.cli import main
+from wirespeed.sim import netns
+from wirespeed.sim.dut import parse_dut
+
+
+@pytest.fixture
+def no_tun(monkeypatch, tmp_path):
+    monkeypatch.setattr(netns, "TUN_DEVICE", str(tmp_path / "tun"))
+    netns.unavailable.cache_clear()
+    yield str(tmp_path / "tun")
+    netns.unavailable.cache_clear()
+
+
+def test_a_machine_without_tun_is_refused_in_one_line(no_tun, capsys, tmp_path):
+    code = main(["rfc2544", "--dut", "linux-router", "--sizes", "64", "--out", str(tmp_path / "run")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2
+    assert err == [f"wirespeed: error: --dut: dut linux-router: needs TAP devices in a network namespace: "
+                   f"{no_tun} is missing (the kernel has no TUN/TAP)"]
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_the_router_routes_each_side_via_the_tester_port_it_resolves():
+    script = parse_dut("linux-router").setup()
+    assert "ip link set ws0 address 02:00:00:00:00:02" in script    # the dst MAC of port 0's frames
+    assert "ip route add 198.19.0.0/16 via 198.19.0.1 dev ws1" in script
+    assert "neigh" not in script                                     # ARP/ND left to the tester's responder
+    described = parse_dut("linux-bridge:latency=5us").describe()
+    assert described["timing"] == "modelled" and described["latency_ns"] == 5000
+    assert "ip link add br0 type bridge" in described["setup"] and len(described["setup_sha256"]) == 64
+
+
+@pytest.mark.parametrize("text,message", [
+    ("linux-router:latency=5ns", "dut linux-router: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), "
+                                 "got '5ns'"),
+    ("linux-bridge:queue=0", "dut linux-bridge: queue must be an integer 1..65536, got '0'"),
+    ("linux-router:rate=1M", "dut linux-router: unknown parameter 'rate', allowed: latency, poll, queue"),
+])
+def test_bad_parameters_are_named(text, message):
+    with pytest.raises(ValueError) as exc:
+        parse_dut(text)
+    assert str(exc.value) == message

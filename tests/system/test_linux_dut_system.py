@@ -1,0 +1,117 @@
+"""The Linux kernel as the DUT (``--dut linux-router``, ``--dut linux-bridge``): the simulated
+tester measured through two TAPs in a network namespace the simulation owns. The kernel
+routes, bridges and resolves the tester's addresses by ARP against the gateware's responder;
+the timing is the tap model's (line rate), so throughput is 100 % with zero loss, and what
+the kernel learned is in results.json. Nothing may outlive the simulation."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wirespeed.cli import main
+from wirespeed.sim.netns import unavailable
+
+WHY = unavailable()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=f"Linux DUT: {WHY}")]
+
+T0, T1 = "02:00:00:00:00:01", "02:00:00:00:00:02"     # the tester ports' default MACs
+FAST = ["--tests", "throughput", "--bidirectional", "--trial-duration", "1ms", "--calibration", "none",
+        "--latency-trials", "0", "--wait", "200us", "--settle", "200us"]
+
+
+def _run(tmp_path: Path, capsys, dut: str, sizes: str) -> dict:
+    out = tmp_path / "run"
+    code = main(["rfc2544", *FAST, "--sizes", sizes, "--dut", dut, "--out", str(out)])
+    console = capsys.readouterr().err
+    assert code == 0, console
+    return json.loads((out / "results.json").read_text())
+
+
+def test_linux_router_forwards_at_the_models_rate_and_resolves_the_tester_by_arp(tmp_path, capsys):
+    record = _run(tmp_path, capsys, "linux-router", "64,1518")
+    results = {r["frame_size"]: r for r in record["tests"][0]["results"]}
+    assert sorted(results) == [64, 1518]
+    for size, r in results.items():
+        assert r["pct_line_rate"] == pytest.approx(100.0), size
+    final = [t for t in record["trials"] if t["passed"]]
+    assert final and all(t["lost_frames"] == 0 and t["rx_frames"] == t["tx_frames"] for t in final)
+    assert record["dut"]["model"] == "linux-router" and record["dut"]["timing"] == "modelled"
+    state = record["dut_state"]
+    neigh = {(n["dst"], n.get("lladdr")) for n in state["neighbours"]}
+    # resolved by ARP through the gateware responder: no static entry was ever made
+    assert ("198.18.0.1", T0) in neigh and ("198.19.0.1", T1) in neigh, neigh
+    assert all("PERMANENT" not in n.get("state", []) for n in state["neighbours"])
+    links = {link["ifname"]: link for link in state["links"]}
+    sent = sum(t["tx_frames"] for t in record["trials"])
+    assert links["ws0"]["stats64"]["rx"]["packets"] >= sent // 2
+    assert "IpExt" in state["snmp"] or "Ip:" in state["snmp"]
+
+
+def test_linux_bridge_forwards_at_line_rate_and_learns_the_tester_macs(tmp_path, capsys):
+    record = _run(tmp_path, capsys, "linux-bridge", "64")
+    (r,) = record["tests"][0]["results"]
+    assert r["pct_line_rate"] == pytest.approx(100.0)
+    fdb = {(e["mac"], e["ifname"]) for e in record["dut_state"]["fdb"]}
+    assert (T0, "ws0") in fdb and (T1, "ws1") in fdb, fdb
+
+
+def _net_ns(pid: int) -> str:
+    return os.readlink(f"/proc/{pid}/ns/net")
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _holders(ns: str) -> list[int]:
+    """Processes still in network namespace ``ns``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "ns/net") == ns:
+                    pids.append(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+_HOST = """
+import sys, time
+from wirespeed.sim.dut import parse_dut
+from wirespeed.sim.launcher import SimProcess
+with SimProcess(parse_dut(sys.argv[1])) as sim:
+    print(sim.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("dut", ["linux-router", "linux-bridge"])
+def test_nothing_outlives_a_host_killed_with_sigkill(dut):
+    host = subprocess.Popen([sys.executable, "-c", _HOST, dut], stdout=subprocess.PIPE, text=True)
+    try:
+        sim_pid = int(host.stdout.readline())
+        ns = _net_ns(sim_pid)
+        assert ns != _net_ns(os.getpid())
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+        deadline = time.monotonic() + 20
+        while _holders(ns) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _holders(ns) == [], "the simulation outlived its host"
+        assert not _running(sim_pid)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    root_links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    assert " ws0:" not in root_links and " ws1:" not in root_links and " br0:" not in root_links
