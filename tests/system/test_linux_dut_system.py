@@ -13,9 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.utils import rdpcap
 
+from wirespeed.capture import arm_capture, capture_status, read_capture, write_pcap
 from wirespeed.cli import main
+from wirespeed.gateware.frame import parse_signature
 from wirespeed.sim.netns import unavailable
+from wirespeed.traffic import PortAddress, PortProgram, SizeSpec, StreamSpec, dissect
 
 WHY = unavailable()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=f"Linux DUT: {WHY}")]
@@ -115,3 +121,32 @@ def test_nothing_outlives_a_host_killed_with_sigkill(dut):
             host.kill()
     root_links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     assert " ws0:" not in root_links and " ws1:" not in root_links and " br0:" not in root_links
+
+
+def test_routed_frames_leave_with_ttl_63_valid_checksums_and_the_signature_intact(tester, tmp_path):
+    dev = tester("linux-router")
+    dev.configure_addresses({p: PortAddress.default(p) for p in (0, 1)})
+    stream = StreamSpec(src_mac=T0, dst_mac=T1, src_ip="198.18.0.1", dst_ip="198.19.0.1", ttl=64,
+                        size=SizeSpec.parse("64"))
+    count = 8
+    compiled = PortProgram(port=0, streams=(stream,), rate_pct=10).compile()
+    dev.stop()
+    dev.disable_generator(1)
+    dev.load_program(0, compiled, count=count)
+    dev.clear()
+    # port 1 also hears the kernel's ARP request for 198.19.0.1 and its own MLD reports
+    arm_capture(dev, 1, trigger="first", count=32, snaplen=128)
+    started = dev.start()
+    while dev.now_ns() < started + 500_000 and capture_status(dev, 1).state != "done":
+        pass
+    packets = rdpcap(str(write_pcap(tmp_path / "p1.pcap", read_capture(dev, 1))))
+    routed = [p for p in packets if UDP in p]
+    assert len(routed) == count, [p.summary() for p in packets]
+    assert any(p[Ether].type == 0x0806 for p in packets)       # resolved by ARP, not a static entry
+    for seq, pkt in enumerate(routed):
+        assert pkt[IP].ttl == 63
+        again = Ether(bytes(pkt))
+        del again[IP].chksum
+        assert IP(bytes(again[IP]))[IP].chksum == pkt[IP].chksum
+        assert dissect(bytes(pkt))[1]
+        assert parse_signature(bytes(pkt))[:2] == (0, seq)
