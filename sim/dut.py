@@ -372,8 +372,10 @@ def parse_dut(text: str) -> DutSpec:
         if attr in values:
             raise ValueError(f"dut {name}: parameter {key!r} given twice")
         value = _KINDS[kind][0](raw)
-        lo, hi = cls.LIMITS[attr]
-        if kind == "window":
+        lo, hi = cls.LIMITS.get(attr, (0, 0))
+        if kind == "file":
+            bad = value is None
+        elif kind == "window":
             bad = value is None or not all(lo <= t <= hi for t in value) or value[1] == 0
         else:
             bad = (value is None or not lo <= value <= hi

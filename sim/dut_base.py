@@ -5,6 +5,7 @@ parser of ``--dut`` text are in :mod:`.dut`."""
 
 from __future__ import annotations
 
+import os
 import re
 from abc import abstractmethod
 from decimal import Decimal, InvalidOperation
@@ -16,7 +17,7 @@ from wirespeed.gateware.config import NS_PER_CYCLE
 
 from .dut_params import ANY, HarnessParam, param
 
-__all__ = ["DutSpec", "ImpairmentsMixin", "IMPAIR_PARAMS", "IMPAIR_LIMITS", "format_time"]
+__all__ = ["DutSpec", "DutStartError", "ImpairmentsMixin", "IMPAIR_PARAMS", "IMPAIR_LIMITS", "format_time"]
 
 
 _TIME_UNITS = {"ns": Decimal(1), "us": Decimal(10**3), "ms": Decimal(10**6), "s": Decimal(10**9)}
@@ -87,6 +88,17 @@ def _format_rate(fps: int) -> str:
     return str(fps)
 
 
+class DutStartError(RuntimeError):
+    """The DUT could not be set up once the simulation was ready: one line, about ``--dut``;
+    ``exit_code`` 2 when the user's input is at fault (a ruleset nft refuses), else 1."""
+
+    field = "--dut"
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class DutSpec(BaseModel):
     """Base of all DUT specifications. Subclasses set ``model`` and implement the methods."""
 
@@ -112,7 +124,7 @@ class DutSpec(BaseModel):
 
     def start(self, pid: int) -> None:
         """Set up what the DUT needs beyond the harness's arguments, once the simulation
-        process ``pid`` is ready and before any traffic (RuntimeError, one line, on failure)."""
+        process ``pid`` is ready and before any traffic (:class:`DutStartError` on failure)."""
 
     def state(self, pid: int) -> dict:
         """What the DUT reports of itself while the simulation process ``pid`` runs."""
@@ -249,6 +261,12 @@ def _parse_prob(text: str) -> float | None:
     return float(Decimal(text)) if d == d.to_integral_value() else None
 
 
+def _parse_file(text: str) -> str | None:
+    """A readable file's absolute path, or None."""
+    path = os.path.abspath(os.path.expanduser(text))
+    return path if text and os.path.isfile(path) and os.access(path, os.R_OK) else None
+
+
 def _parse_window(text: str) -> tuple[int, int] | None:
     start, colon, length = text.partition(":")
     if not colon:
@@ -271,4 +289,5 @@ _KINDS = {
     "prob": (_parse_prob, _format_prob),
     "window": (_parse_window, lambda v: f"{format_time(v[0])}:{format_time(v[1])}"),
     "int": (_parse_int, str),
+    "file": (_parse_file, str),
 }

@@ -16,7 +16,7 @@ from .dut import _KINDS, _OPTIONAL, IMPAIR_PARAMS, MODELS, PROFILES
 __all__ = ["MEANINGS", "UNITS", "catalog"]
 
 #: the unit a parameter kind is written in
-UNITS = {"time": "time", "rate": "frames/s", "prob": "0..1", "window": "time:time", "int": "integer"}
+UNITS = {"time": "time", "rate": "frames/s", "prob": "0..1", "window": "time:time", "int": "integer", "file": "path"}
 
 #: (model, parameter) -> what it means; model "any" for the impairments every model takes
 MEANINGS: dict[tuple[str, str], str] = {
@@ -37,7 +37,8 @@ MEANINGS: dict[tuple[str, str], str] = {
         ("latency", "from the frame the kernel answered (or a poll) to the output queue: the kernel takes no "
                     "simulated time"),
         ("poll", "how often the TAPs are read for what the kernel sends on its own timers"),
-        ("queue", "output queue per port in frames (tail drop)"))},
+        ("queue", "output queue per port in frames (tail drop)"),
+        ("rules", "an nftables ruleset loaded into the namespace after the setup (nft -f)"))},
     ("any", "loss"): "share of frames dropped at random",
     ("any", "dup"): "share of frames sent twice",
     ("any", "reorder"): "share of frames held back behind the next one",

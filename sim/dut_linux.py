@@ -4,6 +4,7 @@
     linux-router                 IPv4 and IPv6 forwarding between the tester's two sides
     linux-bridge                 a Linux bridge of the two TAPs
     linux-router:latency=5us,queue=256
+    linux-router:rules=fw.nft    and an nftables ruleset (``--dut-rules FILE``)
 
 What the kernel decides is real: forwarding, TTL/hop limit and checksum rewrites, ARP and
 neighbour discovery (against the tester's own responder, never static entries), bridge
@@ -26,12 +27,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from ipaddress import IPv4Network, IPv6Network
 from typing import ClassVar, Literal
 
 from wirespeed.traffic.addressing import tester_ip, tester_ipv6, tester_mac
 
-from .dut_base import DutSpec, _int_text, _limits, _ranged, _time_field_check, _time_text
+from .dut_base import DutSpec, DutStartError, _int_text, _limits, _ranged, _time_field_check, _time_text
 from .dut_params import param
 from .netns import run_in, unavailable
 
@@ -42,6 +44,10 @@ TAPS = ("ws0", "ws1")
 _PORTS = range(len(TAPS))
 _SIDE_V4 = 16
 _SIDE_V6 = 64
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _sysctl(path: str, value: int) -> str:
@@ -55,13 +61,15 @@ class _LinuxSpec(DutSpec):
     latency_ns: int = param("tap", "latency_ns").default
     poll_ns: int = param("tap", "poll_ns").default
     queue: int = _ranged(param("tap", "queue"))
+    rules: str | None = None    # an nftables ruleset file (absolute path)
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "latency": ("latency_ns", "time", _time_text(param("tap", "latency_ns"), "2us")),
         "poll": ("poll_ns", "time", _time_text(param("tap", "poll_ns"), "10us")),
         "queue": ("queue", "int", _int_text(param("tap", "queue"))),
+        "rules": ("rules", "file", "a readable nftables ruleset file (e.g. fw.nft)"),
     }
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"latency", "poll", "queue"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"latency", "poll", "queue", "rules"})
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
         "latency_ns": _limits(param("tap", "latency_ns")),
         "poll_ns": _limits(param("tap", "poll_ns")),
@@ -83,7 +91,18 @@ class _LinuxSpec(DutSpec):
         """Name -> shell command whose output is part of :meth:`state`."""
         return {"links": "ip -s -j link show",
                 "addresses": "ip -j address show",
-                "snmp": "cat /proc/net/snmp /proc/net/snmp6 2>/dev/null || true"}
+                "snmp": "cat /proc/net/snmp /proc/net/snmp6 2>/dev/null || true",
+                **({"ruleset": "nft -j list ruleset"} if self.rules else {})}
+
+    def ruleset(self) -> str:
+        """The text of ``rules`` (:class:`DutStartError` when it cannot be read)."""
+        if not self.rules:
+            return ""
+        try:
+            with open(self.rules, encoding="utf-8") as f:
+                return f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DutStartError(f"dut {self.model}: rules: cannot read {self.rules}: {exc}", 2) from None
 
     def harness_args(self) -> list[str]:
         return ["--dut", "tap", "--dut-param", f"latency_ns={self.latency_ns}",
@@ -91,16 +110,30 @@ class _LinuxSpec(DutSpec):
 
     def describe(self) -> dict:
         script = self.setup()
+        rules = self.ruleset()
         return {"model": self.model, "spec": str(self), "latency_ns": self.latency_ns, "poll_ns": self.poll_ns,
                 "queue_frames": self.queue, "timing": "modelled", "kernel": os.uname().release,
-                "setup": script, "setup_sha256": hashlib.sha256(script.encode()).hexdigest()}
+                "setup": script, "setup_sha256": _sha256(script),
+                **({"rules": self.rules, "ruleset": rules, "ruleset_sha256": _sha256(rules)} if self.rules else {})}
 
     def unavailable(self) -> str | None:
         why = unavailable()
-        return f"dut {self.model}: needs TAP devices in a network namespace: {why}" if why else None
+        if why:
+            return f"dut {self.model}: needs TAP devices in a network namespace: {why}"
+        if self.rules and shutil.which("nft") is None:
+            return f"dut {self.model}: rules need 'nft' (the nftables package), which is not installed"
+        return None
 
     def start(self, pid: int) -> None:
-        run_in(pid, self.setup())
+        try:
+            run_in(pid, self.setup())
+        except RuntimeError as exc:
+            raise DutStartError(f"dut {self.model}: its setup in the namespace failed: {exc}") from None
+        if self.rules:
+            try:
+                run_in(pid, "nft -f -", stdin=self.ruleset())
+            except RuntimeError as exc:
+                raise DutStartError(f"dut {self.model}: rules: nft refused {self.rules}: {exc}", 2) from None
 
     def state(self, pid: int) -> dict:
         out: dict = {}

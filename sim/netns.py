@@ -47,11 +47,14 @@ def _enter(pid: int) -> list[str]:
     return ["nsenter", f"--target={pid}", "--net", *([] if own_user else ["--user", "--preserve-credentials"])]
 
 
-def run_in(pid: int, script: str, *, check: bool = True) -> str:
-    """Run the shell ``script`` (``set -e``) in the namespace of process ``pid``; its stdout.
-    ``check``: a failure raises RuntimeError naming the failing command's message."""
-    r = subprocess.run([*_enter(pid), "sh", "-ec", script], capture_output=True, text=True, timeout=_TIMEOUT_S)
+def run_in(pid: int, script: str, *, check: bool = True, stdin: str = "") -> str:
+    """Run the shell ``script`` (``set -e``) in the namespace of process ``pid``, ``stdin`` its
+    input; its stdout. ``check``: a failure raises RuntimeError with the first line of its
+    error output."""
+    r = subprocess.run([*_enter(pid), "sh", "-ec", script], input=stdin, capture_output=True, text=True,
+                       timeout=_TIMEOUT_S)
     if check and r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
-        raise RuntimeError(f"the DUT's setup in its network namespace failed: {why}")
+        lines = [line.strip() for line in r.stderr.splitlines() if line.strip()]
+        why = lines[0] if lines else f"exit {r.returncode}"
+        raise RuntimeError(why)
     return r.stdout

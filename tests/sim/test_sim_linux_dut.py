@@ -39,9 +39,31 @@ def test_the_router_routes_each_side_via_the_tester_port_it_resolves():
     ("linux-router:latency=5ns", "dut linux-router: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), "
                                  "got '5ns'"),
     ("linux-bridge:queue=0", "dut linux-bridge: queue must be an integer 1..65536, got '0'"),
-    ("linux-router:rate=1M", "dut linux-router: unknown parameter 'rate', allowed: latency, poll, queue"),
+    ("linux-router:rate=1M", "dut linux-router: unknown parameter 'rate', allowed: latency, poll, queue, rules"),
 ])
 def test_bad_parameters_are_named(text, message):
     with pytest.raises(ValueError) as exc:
         parse_dut(text)
     assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--dut", "router", "--dut-rules", "{rules}"], "--dut-rules: needs --dut linux-router or linux-bridge"),
+    (["--dut", "linux-router", "--dut-rules", "{missing}"], "--dut-rules: {missing}: not a readable file"),
+])
+def test_dut_rules_are_refused_in_one_line(tmp_path, capsys, args, message):
+    names = {"rules": str(tmp_path / "fw.nft"), "missing": str(tmp_path / "none.nft")}
+    (tmp_path / "fw.nft").write_text("table inet t {}\n")
+    code = main(["rfc2544", *[a.format(**names) for a in args], "--out", str(tmp_path / "run")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err == ["wirespeed: error: " + message.format(**names)]
+
+
+def test_dut_rules_become_the_linux_duts_rules_parameter(tmp_path):
+    from wirespeed.cli.common import with_rules
+
+    rules = tmp_path / "fw.nft"
+    rules.write_text("table inet t {}\n")
+    spec = parse_dut(with_rules("linux-bridge:latency=4us", rules))
+    assert spec.rules == str(rules) and spec.latency_ns == 4000
+    assert spec.describe()["ruleset"] == "table inet t {}\n"

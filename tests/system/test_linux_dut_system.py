@@ -6,6 +6,7 @@ the kernel learned is in results.json. Nothing may outlive the simulation."""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -150,3 +151,46 @@ def test_routed_frames_leave_with_ttl_63_valid_checksums_and_the_signature_intac
         assert IP(bytes(again[IP]))[IP].chksum == pkt[IP].chksum
         assert dissect(bytes(pkt))[1]
         assert parse_signature(bytes(pkt))[:2] == (0, seq)
+
+
+RULES = """table inet wsfw {
+    chain forward_chain {
+        type filter hook forward priority 0; policy accept;
+        ip saddr 198.18.0.3 udp dport 7 counter drop
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (Debian package nftables)")
+def test_a_ruleset_dropping_one_flow_of_ten_loses_exactly_that_share(tmp_path, capsys):
+    rules = tmp_path / "fw.nft"
+    rules.write_text(RULES)
+    out = tmp_path / "run"
+    code = main(["rfc2544", "--tests", "frame-loss", "--loss-points", "100,50", "--flows", "10x1", "--sizes", "64",
+                 "--trial-duration", "1ms", "--calibration", "none", "--wait", "200us", "--settle", "200us",
+                 "--dut", "linux-router", "--dut-rules", str(rules), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = json.loads((out / "results.json").read_text())
+    trials = record["trials"]
+    assert len(trials) == 2
+    for t in trials:        # the flows are walked in turn: one frame in ten is 198.18.0.3's
+        assert t["lost_frames"] in (t["tx_frames"] // 10, -(-t["tx_frames"] // 10)), t["lost_frames"]
+        assert t["duplicate_frames"] == t["out_of_order_frames"] == t["fcs_errors"] == 0
+    (rule,) = [item["rule"] for item in record["dut_state"]["ruleset"]["nftables"] if "rule" in item]
+    (counter,) = [e["counter"] for e in rule["expr"] if "counter" in e]
+    assert counter["packets"] == sum(t["lost_frames"] for t in trials)
+    assert record["dut"]["ruleset"] == RULES and len(record["dut"]["ruleset_sha256"]) == 64
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (Debian package nftables)")
+def test_a_ruleset_nft_refuses_is_one_line_naming_the_file(tmp_path, capsys):
+    rules = tmp_path / "bad.nft"
+    rules.write_text("table inet x {\n    chain c { type filter hook forward priority 0; bogus }\n}\n")
+    code = main(["rfc2544", "--sizes", "64", "--dut", "linux-router", "--dut-rules", str(rules),
+                 "--out", str(tmp_path / "run")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"wirespeed: error: --dut: dut linux-router: rules: nft refused {rules}: ")
+    assert "syntax error" in err[0]
+    assert not (tmp_path / "run" / "results.json").exists()

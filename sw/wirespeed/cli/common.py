@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -103,6 +104,25 @@ def rtl_dut(dut: str | None, dut_rtl: Sequence[Path], dut_rtl_top: str | None, t
     if target != "sim":
         raise InputError(flag, "needs --target sim (the module is simulated with the tester)")
     return RtlDut(dut_rtl, include_dirs=include, file_lists=filelists, top=dut_rtl_top)
+
+
+def with_rules(dut: str | RtlDut | None, rules: Path | None) -> str | RtlDut | None:
+    """``--dut-rules FILE``: ``dut`` (a Linux DUT) with the ruleset as its ``rules`` parameter."""
+    if rules is None:
+        return dut
+    try:
+        from wirespeed.sim.dut_linux import LINUX_MODELS
+    except ImportError as exc:
+        raise InputError("--dut-rules", f"needs the wirespeed.sim package ({exc})") from None
+    name, _, params = dut.strip().partition(":") if isinstance(dut, str) else ("", "", "")
+    if name.strip() not in LINUX_MODELS:
+        raise InputError("--dut-rules", f"needs --dut {' or '.join(LINUX_MODELS)}")
+    path = rules.expanduser().resolve()
+    if not path.is_file() or not os.access(path, os.R_OK):
+        raise InputError("--dut-rules", f"{rules}: not a readable file")
+    if "," in str(path):
+        raise InputError("--dut-rules", f"{rules}: a path without commas")
+    return f"{name.strip()}:{params.strip() + ',' if params.strip() else ''}rules={path}"
 
 
 class Spinner:

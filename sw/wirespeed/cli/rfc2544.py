@@ -39,6 +39,7 @@ from .common import (
     parser,
     rtl_dut,
     target_option,
+    with_rules,
 )
 from .runexec import claim_folder, execute, exit_on_missed, interrupted, report_after_run
 
@@ -107,6 +108,9 @@ def _common(
     dut_rtl_top: Annotated[str | None, typer.Option(
         metavar="NAME", rich_help_panel=PANEL_SIM,
         help="The design's top module (default: the last one declared).")] = None,
+    dut_rules: Annotated[Path | None, typer.Option(
+        metavar="FILE", rich_help_panel=PANEL_SIM,
+        help="An nftables ruleset loaded into --dut linux-router or linux-bridge (docs/linux-dut.md).")] = None,
     management: Annotated[Any, typer.Option(
         parser=parser(parse.choice("etherbone", "uart")), metavar="NAME", rich_help_panel=PANEL_SIM,
         help="How the host reaches the simulation: etherbone (fast) or uart (the boards' path, "
@@ -206,6 +210,7 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
     target = values["target"]
     dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target,
                   values["dut_rtl_include"] or [], values["dut_rtl_filelist"] or [])
+    dut = with_rules(dut, values["dut_rules"])
     if values["management"] != "etherbone" and target != "sim":
         raise InputError("--management", "applies to --target sim only (a board is reached through --target)")
     if values["uart_faults"] is not None and values["management"] != "uart":

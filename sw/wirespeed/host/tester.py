@@ -290,6 +290,9 @@ class _Simulation:
         try:
             return self.process.__enter__()
         except (OSError, RuntimeError) as exc:
+            field = getattr(exc, "field", None)        # the DUT's own setup failed (DutStartError)
+            if field:
+                raise ConnectError(field, str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
             raise self._error("did not start", exc) from None
 
     def __exit__(self, *exc_info: Any) -> Any:
