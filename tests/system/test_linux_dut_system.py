@@ -194,3 +194,31 @@ def test_a_ruleset_nft_refuses_is_one_line_naming_the_file(tmp_path, capsys):
     assert err[0].startswith(f"wirespeed: error: --dut: dut linux-router: rules: nft refused {rules}: ")
     assert "syntax error" in err[0]
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+def _snmp(text: str, group: str) -> dict[str, int]:
+    """One group of /proc/net/snmp (a line of names, then a line of values)."""
+    names, values = [line.split()[1:] for line in text.splitlines() if line.startswith(f"{group}:")][:2]
+    return dict(zip(names, map(int, values)))
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (Debian package nftables)")
+def test_icmp_errors_quoting_test_frames_back_are_not_received_frames(tmp_path, capsys):
+    rules = tmp_path / "fw.nft"
+    rules.write_text(RULES.replace("counter drop", "counter reject with icmp type admin-prohibited"))
+    out = tmp_path / "run"
+    code = main(["rfc2544", "--tests", "frame-loss", "--loss-points", "100", "--flows", "10x1", "--sizes", "64",
+                 "--bidirectional", "--trial-duration", "1ms", "--calibration", "none", "--wait", "200us",
+                 "--settle", "200us", "--dut", "linux-router", "--dut-rules", str(rules), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = json.loads((out / "results.json").read_text())
+    (t,) = record["trials"]
+    (rule,) = [item["rule"] for item in record["dut_state"]["ruleset"]["nftables"] if "rule" in item]
+    (counter,) = [e["counter"] for e in rule["expr"] if "counter" in e]
+    assert t["lost_frames"] == counter["packets"] > 0
+    # each ICMP error (rate-limited by the kernel) came back to port 0 with port 0's signature
+    icmp = _snmp(record["dut_state"]["snmp"], "Icmp")["OutDestUnreachs"]
+    assert icmp > 0 and t["stray_frames"] == {"0": icmp}
+    assert t["counters"]["0"]["rx_frames"] == t["streams"]["1"]["rx_frames"] + icmp
+    assert t["rx_frames"] == t["tx_frames"] - t["lost_frames"]
+

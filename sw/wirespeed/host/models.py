@@ -57,6 +57,10 @@ class PortCounters(BaseModel):
     loss_last_stream: int = 0
     loss_last_seq: int = 0
     loss_last_gap: int = 0
+    # test frames of streams this port does not track (pN.ana.foreign_frames; 0 without
+    # per-stream statistics): a DUT's ICMP error quoting a frame the port sent ends with that
+    # frame's signature, so the analyzer counted it in rx_frames
+    foreign_frames: int = 0
 
     @staticmethod
     def register(port: int, counter: str) -> str:
@@ -205,6 +209,11 @@ class TrialResult(BaseModel):
     dut_model: dict[str, dict[str, int]] | None = Field(
         None, description="simulation only: the simulated DUT model's own counters over the trial (from CLEAR to "
                           "the final snapshot), per direction 'A->B' of tester ports")
+    stray_frames: dict[int, int] = Field(
+        default_factory=dict, description="per receiving port (ports with none left out), test frames of the "
+                                          "trial's streams that port was not sent: a DUT's ICMP error quoting a "
+                                          "test frame back to its sender ends with that frame's signature. Not "
+                                          "in rx_frames: other frames")
     responder: dict[int, dict[str, int]] = Field(
         default_factory=dict, description="per port, ARP/ND frames the responder saw and sent during the trial "
                                           "(pN.arp.arp_requests, arp_replies, ns_received, na_sent; from CLEAR "
@@ -229,7 +238,10 @@ class TrialResult(BaseModel):
     @computed_field
     @property
     def rx_frames(self) -> int:
-        return self._sum(self._rx_ports, "rx_frames")
+        """Test frames of the trial's streams received where they were sent: stray and foreign
+        ones (an ICMP error quoting a frame back to its sender) are not."""
+        return (self._sum(self._rx_ports, "rx_frames") - self._sum(self._rx_ports, "foreign_frames")
+                - sum(self.stray_frames.get(p, 0) for p in self._rx_ports))
 
     @property
     def _tracked(self) -> list[dict[str, int]]:

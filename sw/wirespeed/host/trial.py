@@ -117,13 +117,15 @@ def run_trial(dev: Any, flows: Sequence[Flow], schedule: Schedule, wait_ns: int,
     finally:
         if isinstance(schedule, TwoPhase):
             dev.write_many({regs.port(flows[0].tx_port).gen.phase_at: 0, regs.port(flows[0].tx_port).gen.phase2: 0})
-    streams = _phase_streams(dev, flows[0], phase_periods) if phase_periods else _flow_streams(dev, flows, counters)
+    streams, stray = (_phase_streams(dev, flows[0], phase_periods), {}) if phase_periods else \
+        _flow_streams(dev, flows, counters)
     histograms = {p: dev.read_histogram(p, histogram, counters[p]) for p in rx_ports}
     responder = dev.read_responder(sorted({*tx_ports, *rx_ports}))
     return TrialResult(frame_size=points.pop(), offered_fps=offered, period_q32=period, duration_ns=duration,
                        wait_ns=wait_ns, flows=list(flows), started_ns=started, counters=counters, lat_def=lat_def,
                        histograms=histograms, drain_steps=drain, timeline=timeline, streams=streams,
-                       responder=responder, **_trial_end(dev, control, model))
+                       stray_frames={p: n for p, n in stray.items() if n}, responder=responder,
+                       **_trial_end(dev, control, model))
 
 
 def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, int, int, list[int]]:
@@ -164,22 +166,28 @@ def _arm(dev: Any, flows: Sequence[Flow], schedule: Schedule) -> tuple[float, in
     return line, compiled.streams[0].descriptor["period"], burst_ns, []
 
 
-def _flow_streams(dev: Any, flows: Sequence[Flow], counters: dict[int, PortCounters]) -> dict[int, dict[str, int]]:
+def _flow_streams(dev: Any, flows: Sequence[Flow], counters: dict[int, PortCounters]
+                  ) -> tuple[dict[int, dict[str, int]], dict[int, int]]:
     """Each flow's stream after a trial (:data:`sequence.STREAM_FIELDS`), by stream id: the
     frames its port sent (its program's only stream) and the receiving port's entry; {} when a
-    receiving port does not track sequence numbers (no per-stream statistics)."""
+    receiving port does not track sequence numbers (no per-stream statistics). And per
+    receiving port, the stray frames: test frames of the trial's streams that port was not
+    sent (an ICMP error quoting a test frame back to its sender ends with its signature)."""
     if not all(dev.counts_sequence_errors(f.rx_port) and regs.port(f.rx_port).ana.streams in dev.regmap for f in flows):
-        return {}
+        return {}, {}
     wanted: dict[int, list[int]] = {}
     for flow in flows:
         wanted.setdefault(flow.rx_port, []).append(flow.stream_id & 15)
-    entries = {port: dev.read_stream_entries(port, indices) for port, indices in wanted.items()}
+    groups = {flow.rx_port: flow.stream_id >> 4 for flow in reversed(flows)}     # as _run_flows sets them
+    strays = {port: [f.stream_id & 15 for f in flows if f.rx_port != port and f.stream_id >> 4 == groups[port]]
+              for port in wanted}
+    entries = {port: dev.read_stream_entries(port, indices + strays[port]) for port, indices in wanted.items()}
     streams = {}
     for flow in flows:
         entry = entries[flow.rx_port][flow.stream_id & 15]
         streams[flow.stream_id] = {"tx_frames": counters[flow.tx_port].tx_frames,
                                    **{k: entry[k] for k in sequence.STREAM_FIELDS[1:]}}
-    return streams
+    return streams, {port: sum(entries[port][i]["rx_frames"] for i in set(strays[port])) for port in wanted}
 
 
 def _phase_streams(dev: Any, flow: Flow, periods: list[int]) -> dict[int, dict[str, int]]:
