@@ -249,3 +249,46 @@ def test_ipv6_is_routed_without_loss_after_neighbour_discovery():
     learned = {(n["dst"], n.get("lladdr")) for n in neighbours}
     # resolved by neighbour discovery against the tester's responder
     assert (str(addresses[0].ipv6), T0) in learned and (str(addresses[1].ipv6), T1) in learned, learned
+
+
+def _sim_child(parent: int) -> int | None:
+    """The simulation process started by ``parent``, once it runs in a namespace of its own."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or b"wirespeed-sim" not in (entry / "cmdline").read_bytes():
+                continue
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            if ppid == parent and _net_ns(int(entry.name)) != _net_ns(os.getpid()):
+                return int(entry.name)
+        except (OSError, ValueError, IndexError):
+            pass
+    return None
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "failing run"])
+def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
+    args = [sys.executable, "-m", "wirespeed.cli", "rfc2544", *FAST, "--sizes", "64,1518", "--dut", "linux-router",
+            "--out", str(tmp_path / "run")]
+    if how == "failing run":        # a latency the model (2 us) cannot meet: the run exits 3
+        args += ["--max-latency", "1us"]
+    # SIGINT as a terminal leaves it: a shell without job control starts background jobs (a CI
+    # runner's) with SIGINT ignored, and Python keeps an ignored SIGINT ignored
+    run = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        while (sim := _sim_child(run.pid)) is None and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sim is not None, "the simulation never started"
+        ns = _net_ns(sim)
+        if how == "ctrl-c":
+            run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == (3 if how == "failing run" else 130), err
+        deadline = time.monotonic() + 20
+        while _holders(ns) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _holders(ns) == [] and not _running(sim)
+    finally:
+        if run.poll() is None:
+            run.kill()
