@@ -19,15 +19,25 @@
 #include <cstdint>
 
 #include "dut_model.h"
+#include "pcap_wire.h"
 
 namespace ws {
 
 // The models see the TX outputs registered at the previous edge and produce the RX inputs
 // sampled at the next one. Top is a Verilated top with the p0_/p1_ GMII ports.
+// `wire`, if given, records the four wires in cycle `cycle` (pcap_wire.h).
 template <typename Top>
-inline void step_duts(Top& t, DutModel& a, DutModel& b) {
-    GmiiSym ra = a.step(GmiiSym{t.p0_gmii_tx_en, t.p0_gmii_tx_er, t.p0_gmii_txd});
-    GmiiSym rb = b.step(GmiiSym{t.p1_gmii_tx_en, t.p1_gmii_tx_er, t.p1_gmii_txd});
+inline void step_duts(Top& t, DutModel& a, DutModel& b, PcapWire* wire = nullptr, uint64_t cycle = 0) {
+    const GmiiSym ta{t.p0_gmii_tx_en, t.p0_gmii_tx_er, t.p0_gmii_txd};
+    const GmiiSym tb{t.p1_gmii_tx_en, t.p1_gmii_tx_er, t.p1_gmii_txd};
+    GmiiSym ra = a.step(ta);
+    GmiiSym rb = b.step(tb);
+    if (wire) {
+        wire->observe(0, cycle, ta);
+        wire->observe(1, cycle, ra);
+        wire->observe(2, cycle, tb);
+        wire->observe(3, cycle, rb);
+    }
     t.p1_gmii_rx_dv = ra.en;
     t.p1_gmii_rx_er = ra.er;
     t.p1_gmii_rxd = ra.d;

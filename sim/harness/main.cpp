@@ -2,6 +2,7 @@
 // its CSR bus served over Etherbone/UDP on 127.0.0.1.
 //
 // Usage: wirespeed-sim [--udp-port N] [--dut NAME] [--dut-param KEY=VALUE]... [--max-cycles N]
+//                      [--pcap-wire FILE.pcapng]
 //
 // Prints "WIRESPEED-SIM READY udp=<port>" on stdout once reset is done and the socket is
 // bound. Stops on SIGTERM/SIGINT, when the parent process dies, after --max-cycles, or on
@@ -16,6 +17,7 @@
 
 #include "dut_factory.h"
 #include "etherbone.h"
+#include "pcap_wire.h"
 #include "sim_cli.h"
 #include "sim_cli_dut.h"
 #include "sim_harness.h"
@@ -28,6 +30,7 @@ constexpr unsigned kPollCycles = 1024;
 
 struct Options {
     uint16_t udp_port = 0;
+    std::string pcap_wire;  // pcapng file of the four wires (pcap_wire.h), empty: none
     ws::cli::DutOptions dut;
 };
 
@@ -38,10 +41,11 @@ int main(int argc, char** argv) {
     ws::cli::Parser cli("wirespeed-sim");
     cli.help([] {
         std::printf("usage: wirespeed-sim [--udp-port N] [--dut %s] "
-                    "[--dut-param KEY=VALUE]... [--max-cycles N]\n",
+                    "[--dut-param KEY=VALUE]... [--max-cycles N] [--pcap-wire FILE.pcapng]\n",
                     ws::known_dut_models());
     });
     cli.integer("--udp-port", 0, 65535, [&opt](long long v) { opt.udp_port = uint16_t(v); });
+    cli.option("--pcap-wire", [&opt](const std::string& v) { opt.pcap_wire = v; });
     ws::cli::add_dut_options(cli, opt.dut);
     cli.parse(argc, argv);
 
@@ -56,8 +60,17 @@ int main(int argc, char** argv) {
         return 1;
     }
     auto [a, b] = ws::cli::make_duts(cli, opt.dut);
+    std::unique_ptr<ws::PcapWire> wire;
+    if (!opt.pcap_wire.empty()) {
+        try {
+            wire = std::make_unique<ws::PcapWire>(opt.pcap_wire);
+        } catch (const std::exception& e) {
+            cli.usage_error(e.what());
+        }
+    }
 
     ws::SimHarness sim(std::move(a), std::move(b));
+    sim.record(wire.get());
     sim.reset(kResetCycles);
 
     std::printf("WIRESPEED-SIM READY udp=%u\n", unsigned(udp->port()));

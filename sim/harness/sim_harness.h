@@ -38,7 +38,7 @@ public:
     // One clock cycle.
     inline void tick() {
         Vwirespeed_sim_top& t = *top_;
-        step_duts(t, *a_, *b_);
+        step_duts(t, *a_, *b_, wire_, cycles_);
         t.clk = 1;
         t.eval();
         t.clk = 0;
@@ -77,6 +77,9 @@ public:
     bool ext_write(uint32_t byte_addr, uint32_t /*data*/) override { return window_.write(byte_addr); }
     bool ext_read(uint32_t byte_addr, uint32_t& value) override { return window_.read(byte_addr, value); }
 
+    // Record the four wires from now on (none: nullptr); the caller keeps `wire` alive.
+    void record(PcapWire* wire) { wire_ = wire; }
+
     uint64_t cycles() const { return cycles_; }
     bool finished() const { return ctx_->gotFinish(); }
     const DutModel& model_a() const { return *a_; }
@@ -88,6 +91,7 @@ private:
     std::unique_ptr<DutModel> a_, b_;
     uint64_t cycles_ = 0;
     DutWindow window_;
+    PcapWire* wire_ = nullptr;
 };
 
 }  // namespace ws

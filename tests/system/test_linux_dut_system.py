@@ -39,9 +39,9 @@ FAST = ["--tests", "throughput", "--bidirectional", "--trial-duration", "1ms", "
         "--latency-trials", "0", "--wait", "200us", "--settle", "200us"]
 
 
-def _run(tmp_path: Path, capsys, dut: str, sizes: str) -> dict:
+def _run(tmp_path: Path, capsys, dut: str, sizes: str, *more: str) -> dict:
     out = tmp_path / "run"
-    code = main(["rfc2544", *FAST, "--sizes", sizes, "--dut", dut, "--out", str(out)])
+    code = main(["rfc2544", *FAST, "--sizes", sizes, "--dut", dut, "--out", str(out), *more])
     console = capsys.readouterr().err
     assert code == 0, console
     return json.loads((out / "results.json").read_text())
@@ -292,3 +292,27 @@ def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
     finally:
         if run.poll() is None:
             run.kill()
+
+
+def _tshark(path: Path, fields: list[str], display: str = "") -> list[list[str]]:
+    args = ["tshark", "-r", str(path), "-o", "eth.check_fcs:TRUE", "-T", "fields",
+            *(["-Y", display] if display else []), *[a for f in fields for a in ("-e", f)]]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return [line.split("\t") for line in r.stdout.splitlines()]
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (Debian package tshark)")
+def test_pcap_wire_holds_every_frame_on_the_four_wires_and_tshark_reads_them(tmp_path, capsys):
+    wire = tmp_path / "wire"
+    record = _run(tmp_path, capsys, "linux-router", "64", "--pcap-wire", str(wire))
+    path = wire / "wire.pcapng"
+    frames = _tshark(path, ["frame.interface_id", "eth.fcs.status"])
+    per_wire = [sum(1 for f in frames if f[0] == str(i)) for i in range(4)]
+    model = record["dut_model"]        # the models' own counts since the simulation started
+    assert per_wire == [model["0->1"]["frames_in"], model["0->1"]["frames_out"],
+                        model["1->0"]["frames_in"], model["1->0"]["frames_out"]]
+    assert per_wire[0] > 1488 and {f[1] for f in frames} == {"1"}     # every FCS good
+    assert _tshark(path, ["frame.number"], "_ws.malformed || _ws.expert.severity >= error") == []
+    ttls = {i: {f[0] for f in _tshark(path, ["ip.ttl"], f"frame.interface_id == {i} && udp")} for i in range(4)}
+    assert ttls == {0: {"10"}, 1: {"9"}, 2: {"10"}, 3: {"9"}}          # the tester sends TTL 10; routed: 9

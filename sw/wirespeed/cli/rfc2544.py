@@ -45,6 +45,7 @@ from .runexec import claim_folder, execute, exit_on_missed, interrupted, report_
 
 __all__ = ["rfc2544", "RESUME_ALLOWED"]
 
+PCAP_WIRE_FILE = "wire.pcapng"
 RESUME_ALLOWED = ("resume", "json_out", "target", "junit")     # options that may come with --resume
 PANEL_LEARNING, PANEL_SIM, PANEL_OUTPUT = "Learning (RFC 2544 section 23)", "Simulation", "Output"
 PANEL_VERDICTS = "Verdicts (for CI)"
@@ -108,6 +109,10 @@ def _common(
     dut_rtl_top: Annotated[str | None, typer.Option(
         metavar="NAME", rich_help_panel=PANEL_SIM,
         help="The design's top module (default: the last one declared).")] = None,
+    pcap_wire: Annotated[Path | None, typer.Option(
+        metavar="DIR", rich_help_panel=PANEL_SIM,
+        help="Write every frame on the four simulated wires (both ports, before and after the DUT) to "
+             "DIR/wire.pcapng, with nanosecond timestamps and FCS (docs/linux-dut.md).")] = None,
     dut_rules: Annotated[Path | None, typer.Option(
         metavar="FILE", rich_help_panel=PANEL_SIM,
         help="An nftables ruleset loaded into --dut linux-router or linux-bridge (docs/linux-dut.md).")] = None,
@@ -252,7 +257,8 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
             if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
                 calibration, cal_info = _calibration(plan, target, configs)
             with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
-                             requires=requires(configs, plan.learning_config), print_notes=False) as tester:
+                             requires=requires(configs, plan.learning_config), print_notes=False,
+                             pcap_wire=_pcap_wire(values["pcap_wire"])) as tester:
                 run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
                           config_file=cfg.record() if cfg else None, claimed=claimed)
                 verdicts = execute(run, values["json_out"], values["junit"])
@@ -284,6 +290,17 @@ rfc2544.__annotations__ = {p.name: p.annotation for p in rfc2544.__signature__.p
 rfc2544.__doc__ = ("RFC 2544 benchmarks against a simulated or real DUT: "
                    + registry.summary() + ".")
 app.command(name="rfc2544")(rfc2544)
+
+
+def _pcap_wire(folder: Path | None) -> Path | None:
+    """``--pcap-wire DIR``: the pcapng file in ``DIR`` (made if missing)."""
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("--pcap-wire", f"{folder}: {exc.strerror or exc}") from None
+    return folder.resolve() / PCAP_WIRE_FILE
 
 
 def _dut_spec(dut: str | RtlDut | None) -> Any:

@@ -155,20 +155,24 @@ class Tester(Device):
 def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management: str = "etherbone",
             uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
             on_status: Callable[[str | None], None] | None = None, progress: Callable[..., None] | None = None,
-            check_identity: bool = True, command: str | None = None) -> Iterator[Tester]:
+            check_identity: bool = True, command: str | None = None,
+            pcap_wire: Path | None = None) -> Iterator[Tester]:
     """The tester at ``target`` (see the module doc), held for the block: a board by its lock
     (:func:`wirespeed.locks.tester_lock`: a second user is refused, naming the first; a
     simulation is the caller's own). ``requires``: ``(field, block, why)`` for each optional
     gateware block the caller needs (:meth:`Tester.require`); ``on_status`` is told what slow step
     is under way (a first simulation start builds it) and None when it is over, ``progress`` the
     stages of such a build (:func:`wirespeed.sim.build.ensure_binary`); ``command``: what the
-    lock says the holder runs."""
+    lock says the holder runs; ``pcap_wire``: a simulation writes every frame on its four wires
+    to this pcapng file (sim/harness/pcap_wire.h)."""
     if management not in MANAGEMENT:
         raise ConnectError("--management", f"{' or '.join(MANAGEMENT)}; not {management!r}")
     if management != "etherbone" and target != "sim":
         raise ConnectError("--management", "applies to --target sim only (a board is reached through --target)")
     if uart_faults is not None and management != "uart":
         raise ConnectError("--uart-faults", "needs --management uart")
+    if pcap_wire is not None and (target != "sim" or management != "etherbone" or isinstance(dut, RtlDut)):
+        raise ConnectError("--pcap-wire", "needs --target sim with a --dut model and --management etherbone")
     status = on_status or (lambda text: None)
     with contextlib.ExitStack() as stack:
         notes = _hold(stack, target, command)
@@ -176,7 +180,7 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
         try:
             if target == "sim":
                 transport, control, state = _start_simulation(stack, dut, management, uart_faults, status,
-                                                              progress)
+                                                              progress, pcap_wire)
             else:
                 transport = stack.enter_context(open_target(target))
         except ConnectError:
@@ -240,7 +244,7 @@ def _open(transport: Transport, target: str, dut: dict[str, Any], control: Trans
 
 def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, management: str,
                       uart_faults: str | None, status: Callable[[str | None], None],
-                      progress: Callable[..., None] | None
+                      progress: Callable[..., None] | None, pcap_wire: Path | None = None
                       ) -> tuple[Transport, Transport | None, Callable[[], dict[str, Any]]]:
     try:
         from wirespeed.sim.launcher import SimProcess, UartFaults
@@ -250,7 +254,8 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
     if management == "etherbone":
         status("starting the simulation (its first start builds it with Verilator)")
         try:
-            sim = stack.enter_context(_Simulation(SimProcess(spec, progress=progress)))
+            wire = ["--pcap-wire", str(pcap_wire)] if pcap_wire is not None else []
+            sim = stack.enter_context(_Simulation(SimProcess(spec, progress=progress, extra_args=wire)))
         finally:
             status(None)
         return stack.enter_context(EtherboneTransport(sim.host, sim.port)), None, sim.dut_state
