@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-__all__ = ["unavailable", "run_in", "TUN_DEVICE"]
+__all__ = ["unavailable", "run_in", "enter_args", "TUN_DEVICE"]
 
 TUN_DEVICE = "/dev/net/tun"
 _TIMEOUT_S = 30
@@ -41,7 +41,8 @@ def unavailable() -> str | None:
     return None
 
 
-def _enter(pid: int) -> list[str]:
+def enter_args(pid: int) -> list[str]:
+    """The command prefix that runs a command in the namespaces of process ``pid``."""
     own_user = os.readlink(f"/proc/{pid}/ns/user") == os.readlink("/proc/self/ns/user")
     # keeping the credentials: the user namespace denies setgroups, and this user is its root
     return ["nsenter", f"--target={pid}", "--net", *([] if own_user else ["--user", "--preserve-credentials"])]
@@ -51,7 +52,7 @@ def run_in(pid: int, script: str, *, check: bool = True, stdin: str = "") -> str
     """Run the shell ``script`` (``set -e``) in the namespace of process ``pid``, ``stdin`` its
     input; its stdout. ``check``: a failure raises RuntimeError with the first line of its
     error output."""
-    r = subprocess.run([*_enter(pid), "sh", "-ec", script], input=stdin, capture_output=True, text=True,
+    r = subprocess.run([*enter_args(pid), "sh", "-ec", script], input=stdin, capture_output=True, text=True,
                        timeout=_TIMEOUT_S)
     if check and r.returncode != 0:
         lines = [line.strip() for line in r.stderr.splitlines() if line.strip()]

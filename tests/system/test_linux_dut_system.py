@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.frame import parse_signature
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
+from wirespeed.sim import netns
+from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
 from wirespeed.sim.netns import unavailable
@@ -316,3 +319,32 @@ def test_pcap_wire_holds_every_frame_on_the_four_wires_and_tshark_reads_them(tmp
     assert _tshark(path, ["frame.number"], "_ws.malformed || _ws.expert.severity >= error") == []
     ttls = {i: {f[0] for f in _tshark(path, ["ip.ttl"], f"frame.interface_id == {i} && udp")} for i in range(4)}
     assert ttls == {0: {"10"}, 1: {"9"}, 2: {"10"}, 3: {"9"}}          # the tester sends TTL 10; routed: 9
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to run the simulation as an unprivileged user")
+def test_without_root_the_simulation_makes_a_user_namespace_the_setup_can_enter():
+    folder = Path(tempfile.mkdtemp(prefix="wirespeed-nobody-"))
+    try:
+        folder.chmod(0o755)
+        binary = folder / "wirespeed-sim"
+        shutil.copy(ensure_harness(), binary)
+        binary.chmod(0o755)
+        sim = subprocess.Popen([*NOBODY, str(binary), "--dut", "tap"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            assert sim.stdout.readline().startswith("WIRESPEED-SIM READY")
+            assert _net_ns(sim.pid) != _net_ns(os.getpid())
+            setup = parse_dut("linux-bridge").setup() + "ip -br link show br0\n"
+            r = subprocess.run([*NOBODY, *netns.enter_args(sim.pid), "sh", "-ec", setup], capture_output=True,
+                               text=True, timeout=60)
+            assert r.returncode == 0 and "br0" in r.stdout, r.stderr
+        finally:
+            sim.terminate()
+            _, err = sim.communicate(timeout=30)
+        assert " ns=userns+netns " in err, err
+    finally:
+        shutil.rmtree(folder)
