@@ -18,6 +18,7 @@ from wirespeed.rfc2544.estimate import (
     PILOT_SHARE,
     PRIOR_PCT,
     SIM_TRIAL_OVERHEAD_NS,
+    WARMUP_NS,
     DutHint,
     Pace,
     RunEstimate,
@@ -164,14 +165,25 @@ def test_the_pace_is_measured_over_a_pilot_trial_of_the_plan(monkeypatch):
     wall = iter([10.0, 10.0, 14.0, 14.0])      # each read timed at the middle of its round trip
     monkeypatch.setattr("wirespeed.rfc2544.estimate.time.monotonic", lambda: next(wall))
     pace = measure_pace(tester, pilot)
-    # twice (the first warms up, unmeasured): the plan's first size and flows, below what the
-    # router forwards (no queue, no loss)
-    warm_up, (flows, rate, duration, wait) = tester.trials
-    assert warm_up == tester.trials[1]
-    assert flows == config.flows(64) and rate == pytest.approx(400_000 * PILOT_SHARE) and rate < 400_000
-    assert (duration, wait) == (PILOT_NS, config.wait_ns)
+    # a short warm-up, unmeasured, then the pilot: the plan's first size and flows, below what
+    # the router forwards (no queue, no loss), its trials' duration cut to PILOT_NS and their
+    # wait cut in proportion (the same share of waiting as the trials)
+    (warm_flows, warm_rate, warm_duration, warm_wait), (flows, rate, duration, wait) = tester.trials
+    assert flows == warm_flows == config.flows(64)
+    assert rate == warm_rate == pytest.approx(400_000 * PILOT_SHARE) and rate < 400_000
+    assert config.trial_duration_ns > PILOT_NS and (duration, warm_duration) == (PILOT_NS, WARMUP_NS)
+    assert wait / duration == warm_wait / warm_duration == config.wait_ns / config.trial_duration_ns
     assert pace.sim_ns_per_s == pytest.approx((2_000_000 + 1_000) / 4.0) and pace.measured == "pilot trial"
     assert pace.trial_overhead_s == pytest.approx(SIM_TRIAL_OVERHEAD_NS / pace.sim_ns_per_s)
+
+
+def test_a_short_trial_is_its_own_pilot():
+    """Trials shorter than PILOT_NS are piloted whole, search trials by their own length."""
+    plan = Plan(tests=["throughput"], sizes=[64], target="sim", trial_duration_ns=1_000_000, wait_ns=300_000,
+                options={"search_duration": 500_000})
+    config = plan.configs()["throughput"]
+    pilot = pilot_trial(PilotTester(), config, DutHint.from_dut(ROUTER))
+    assert pilot is not None and (pilot.duration_ns, pilot.wait_ns) == (500_000, 300_000)
 
 
 @pytest.mark.parametrize("dut", [None, {"model": "loopback", "impairments": {"loss": 0.01}},

@@ -20,9 +20,13 @@ the running simulation by :func:`measure_pace`). A simulation carries a trial mo
 it idles: the gateware and the DUT model move frames, and the host polls the clock and reads the
 counters and histograms, so an idle measurement makes the estimate too short. The pace is
 therefore measured over a pilot trial of the plan's own traffic when the DUT's model says what
-it forwards (:data:`PILOT_NS` at a rate it forwards without loss or queueing, so its state after
-the pilot is as before); otherwise (a Verilog design, a model dropping frames at random or in a
-blackout window: a pilot would change what the run measures) over :data:`PACE_INTERVAL_S` of an
+it forwards: the first test's first frame size at :data:`PILOT_SHARE` of what the DUT forwards
+(nothing queues or is lost, so the DUT is as before), shaped as that test's trials: their
+duration, at most :data:`PILOT_NS`, and their wait scaled with it. An idle simulation runs more
+than twice as fast as one carrying frames, so the pilot must hold the same share of traffic and
+of waiting as the trials it stands for; only its length is cut. Otherwise (a Verilog design, a
+model dropping frames at random or in a blackout window: a pilot would change what the run
+measures) the pace is measured over :data:`PACE_INTERVAL_S` of an
 idle simulation. :mod:`wirespeed.rfc2544.eta` refines the figures while the run goes on.
 """
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,8 +46,8 @@ from ..sizes import SizePoint
 from . import registry
 
 __all__ = ["DutHint", "ModelTrial", "Pace", "SizeEstimate", "TestEstimate", "RunEstimate", "estimate_configs",
-           "measure_pace", "pilot_trial", "PRIOR_PCT", "PILOT_NS", "PILOT_SHARE", "SIM_TRIAL_OVERHEAD_NS",
-           "BOARD_TRIAL_OVERHEAD_S", "format_seconds"]
+           "measure_pace", "Pilot", "pilot_trial", "PRIOR_PCT", "PILOT_NS", "WARMUP_NS", "PILOT_SHARE",
+           "SIM_TRIAL_OVERHEAD_NS", "BOARD_TRIAL_OVERHEAD_S", "format_seconds"]
 
 #: % of line rate a DUT of unknown forwarding rate is assumed to forward (the searches then take
 #: their full course: a loss, then the search below it)
@@ -58,9 +62,11 @@ SIM_TRIAL_OVERHEAD_NS = 400_000
 BOARD_TRIAL_OVERHEAD_S = 0.1
 #: wall seconds over which :func:`measure_pace` reads an idle simulation's clock
 PACE_INTERVAL_S = 0.5
-#: tester time the pilot trial sends for (its wait is the plan's): long enough that the pace
-#: it gives is the trial's, not the host's arming and reading alone
-PILOT_NS = 1_000_000
+#: the most tester time the pilot trial sends for: long enough that the host's arming and
+#: reading (:data:`SIM_TRIAL_OVERHEAD_NS`, at the idle pace) weigh in it about as in a trial
+PILOT_NS = 2_500_000
+#: tester time the unmeasured warm-up before the pilot sends for
+WARMUP_NS = 100_000
 #: the pilot's rate, as a share of what the DUT forwards: below it, no frame queues or is lost
 PILOT_SHARE = 0.9
 #: impairments that make trials fail at random: a search against such a DUT follows no model
@@ -245,9 +251,9 @@ def estimate_configs(configs: Mapping[str, Any], dut: DutHint | None = None, pac
                        pace=pace, basis=dut.basis)
 
 
-def measure_pace(tester: Any, pilot: Callable[[], Any] | None = None, interval_s: float = PACE_INTERVAL_S) -> Pace:
-    """A running simulation's pace: its clock (``time.ns``) read before and after ``pilot()``
-    (a trial, see the module doc; run once before, unmeasured), else ``interval_s`` of wall time
+def measure_pace(tester: Any, pilot: Pilot | None = None, interval_s: float = PACE_INTERVAL_S) -> Pace:
+    """A running simulation's pace: its clock (``time.ns``) read before and after the pilot's
+    trial (after its warm-up, unmeasured; see the module doc), else ``interval_s`` of wall time
     apart without polling in between (each read timed at the middle of its round trip)."""
     def read() -> tuple[float, int]:
         before = time.monotonic()
@@ -256,11 +262,11 @@ def measure_pace(tester: Any, pilot: Callable[[], Any] | None = None, interval_s
 
     if pilot is not None:
         # the first trial on a fresh simulation is slower than the ones after it (its memory is
-        # first touched, the host's trial code runs for the first time): it warms up, unmeasured
-        pilot()
+        # first touched, the host's trial code runs for the first time)
+        pilot.warm_up()
     start_wall, start_ns = read()
     if pilot is not None:
-        pilot()
+        pilot.trial()
     else:
         time.sleep(interval_s)
     end_wall, end_ns = read()
@@ -268,15 +274,39 @@ def measure_pace(tester: Any, pilot: Callable[[], Any] | None = None, interval_s
                            "pilot trial" if pilot is not None else "idle simulation")
 
 
-def pilot_trial(tester: Any, config: Any, dut: DutHint) -> Callable[[], Any] | None:
-    """The pilot :func:`measure_pace` runs before ``config``'s test (a :class:`PortPairConfig`):
-    its traffic at its first frame size for :data:`PILOT_NS` at :data:`PILOT_SHARE` of what the
-    DUT forwards, then the plan's wait; None when the DUT's forwarding is not known."""
+@dataclass(frozen=True)
+class Pilot:
+    """The pilot :func:`measure_pace` runs (see the module doc): ``flows`` at ``rate_fps`` for
+    ``duration_ns``, then ``wait_ns``; its warm-up the same, cut to :data:`WARMUP_NS`."""
+
+    tester: Any
+    flows: Any
+    rate_fps: float
+    duration_ns: int
+    wait_ns: int
+
+    def warm_up(self) -> None:
+        self._run(min(WARMUP_NS, self.duration_ns))
+
+    def trial(self) -> None:
+        self._run(self.duration_ns)
+
+    def _run(self, duration_ns: int) -> None:
+        self.tester.run_trial(self.flows, self.rate_fps, duration_ns, self.wait_ns * duration_ns // self.duration_ns)
+
+
+def pilot_trial(tester: Any, config: Any, dut: DutHint) -> Pilot | None:
+    """The pilot before ``config``'s test (a :class:`PortPairConfig`): its traffic at its first
+    frame size at :data:`PILOT_SHARE` of what the DUT forwards, for its (search) trials'
+    duration cut to :data:`PILOT_NS` and their wait cut in proportion; None when the DUT's
+    forwarding is not known."""
     if not dut.known or not hasattr(config, "flows") or not config.frame_sizes:
         return None
     size = config.frame_sizes[0]
-    rate = dut.forwarding_fps(size) * PILOT_SHARE
-    return lambda: tester.run_trial(config.flows(size), rate, PILOT_NS, getattr(config, "wait_ns", PILOT_NS))
+    full = getattr(config, "search_duration_ns", None) or getattr(config, "trial_duration_ns", None) or PILOT_NS
+    duration = min(full, PILOT_NS)
+    wait = getattr(config, "wait_ns", 0) * duration // full
+    return Pilot(tester, config.flows(size), dut.forwarding_fps(size) * PILOT_SHARE, duration, wait)
 
 
 def format_seconds(seconds: float) -> str:
