@@ -10,6 +10,7 @@ import pytest
 from clirun import run
 
 from wirespeed.compare import DataSet, format_report, report_json
+from wirespeed.rfc2544.plan import Plan, PlanError
 
 BOARD = ["--target", "udp://127.0.0.1:9", "--out", "unused"]    # refused before it is reached
 
@@ -107,3 +108,35 @@ def test_report_refuses_a_format_it_does_not_know(capsys, tmp_path):
     line = one_line(err, "RESULTS_DIR")
     assert code == 2 and "format 'wirespeed-results/99' is not one this wirespeed" in line
     assert "'wirespeed-results/1'" in line and not (tmp_path / "report.html").exists()
+
+
+@pytest.mark.parametrize(("options", "error"), [
+    ({"search_duration": "500us", "max_trials": "7"}, None),
+    ({"search_duration": "5 parsecs"}, "--search-duration: "),
+    ({"max_trials": "many"}, "--max-trials: an integer, not 'many'"),
+    ({"max_trials": 0}, "--max-trials: at least 1, not 0"),
+    ({"resolutoin": 0.5}, "options: no test option named 'resolutoin'"),
+])
+def test_a_scripts_option_values_are_parsed_and_checked_as_the_command_lines(options, error):
+    """A script's Plan(options=...): text as a user types it is parsed; a value out of range or
+    not of the option's kind, or a name no test has, is a PlanError naming the option (not a
+    TypeError from inside a test's configuration)."""
+    plan = Plan(tests=["throughput"], sizes=[64], target="sim", options=options)
+    if error is None:
+        config = plan.configs()["throughput"]
+        assert (config.search_duration_ns, config.max_trials) == (500_000, 7)
+        return
+    with pytest.raises(PlanError) as caught:
+        plan.configs()
+    assert str(caught.value).startswith(error) and "\n" not in str(caught.value)
+
+
+def test_an_options_parsed_text_value_parses_to_itself():
+    """Plan(options=...) parses text; the command line hands it values already parsed, so a
+    parser whose value is text must take that value back unchanged."""
+    from wirespeed.rfc2544 import registry
+
+    for test in registry.all_tests():
+        for opt in test.options:
+            if opt.parse is not None and opt.default is not None and isinstance(opt.parse(opt.default), str):
+                assert opt.parse(opt.parse(opt.default)) == opt.parse(opt.default), opt.flag

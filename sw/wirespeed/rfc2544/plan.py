@@ -127,11 +127,14 @@ class Plan(BaseModel):
 
     def option(self, name: str) -> Any:
         """A test option's value: the plan's, else its target default, else its own default."""
-        if name in self.options and self.options[name] is not None:
-            return self.options[name]
         for test in registry.all_tests():
             for opt in test.options:
                 if opt.name == name:
+                    if self.options.get(name) is not None:
+                        try:
+                            return opt.value(self.options[name])
+                        except ValueError as exc:
+                            raise PlanError(opt.flag, str(exc)) from None
                     if self.target_kind in opt.target_defaults:
                         return opt.target_defaults[self.target_kind]
                     return None if opt.default is None else (opt.parse or _plain(opt))(opt.default)
@@ -148,6 +151,11 @@ class Plan(BaseModel):
             for needed, why in test.needs.items():
                 if needed not in self.tests:
                     raise PlanError("--tests", f"{test.name} {why}: add {needed}")
+        known = {opt.name for test in registry.all_tests() for opt in test.options}
+        unknown = sorted(set(self.options) - known)
+        if unknown:
+            raise PlanError("options", f"no test option named {unknown[0]!r}; the names are the command line's "
+                                       "long options with _ for - (wirespeed rfc2544 --help)")
         for text in self.expect:
             expectation = parse_expectation(text)
             if expectation.test not in self.tests:

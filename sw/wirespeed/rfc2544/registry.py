@@ -55,6 +55,25 @@ class Option:
     def name(self) -> str:
         return self.flag.removeprefix("--").replace("-", "_")
 
+    def value(self, given: Any) -> Any:
+        """The option's value from what a face gives: text as a user types it (parsed), or a
+        value of its kind (an int or float within ``min``..``max``). ValueError: what is allowed."""
+        if isinstance(given, str) and self.kind != "text":
+            if self.parse is not None:
+                return self.parse(given)
+            try:
+                given = {"int": int, "float": float}[self.kind](given)
+            except ValueError:
+                raise ValueError(f"{'an integer' if self.kind == 'int' else 'a number'}, not {given!r}") from None
+        if self.kind in ("int", "float"):
+            if isinstance(given, bool) or not isinstance(given, int if self.kind == "int" else (int, float)):
+                raise ValueError(f"{'an integer' if self.kind == 'int' else 'a number'}, not {given!r}")
+            if self.min is not None and given < self.min:
+                raise ValueError(f"at least {self.min}, not {given}")
+            if self.max is not None and given > self.max:
+                raise ValueError(f"at most {self.max}, not {given}")
+        return given
+
 
 @dataclass(frozen=True)
 class Metric:

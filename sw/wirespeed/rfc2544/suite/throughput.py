@@ -351,6 +351,8 @@ def _summary(results: Sequence[ThroughputResult], record: Any) -> list[Table]:
 
 def _latency_definition(text: str) -> str:
     values = {"bit-forwarding": "bit_forwarding", "store-and-forward": "store_and_forward"}
+    if text in values.values():         # the key itself, as the CSVs and results.json spell it
+        return text
     if text not in values:
         raise ValueError(f"bit-forwarding ({DEFINITION_NAMES['bit_forwarding']}) or store-and-forward "
                          f"({DEFINITION_NAMES['store_and_forward']}); not {text!r}")
