@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from wirespeed.errors import ConnectError
 from wirespeed.gateware.config import NS_PER_CYCLE
 
 from .dut_params import ANY, HarnessParam, param
@@ -88,15 +89,12 @@ def _format_rate(fps: int) -> str:
     return str(fps)
 
 
-class DutStartError(RuntimeError):
+class DutStartError(ConnectError):
     """The DUT could not be set up once the simulation was ready: one line, about ``--dut``;
     ``exit_code`` 2 when the user's input is at fault (a ruleset nft refuses), else 1."""
 
-    field = "--dut"
-
     def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
-        self.exit_code = exit_code
+        super().__init__("--dut", message, exit_code=exit_code)
 
 
 class DutSpec(BaseModel):

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import WirespeedError
+from ..errors import ConnectError, WirespeedError
 from ..traffic import Flow
 from ..transport import EtherboneTransport, Transport, open_target
 from .device import Device
@@ -34,16 +34,6 @@ MANAGEMENT = {
 #: what a build may leave out (TesterConfig attribute -> its name in messages)
 OPTIONAL_BLOCKS = {"stream_stats": "per-stream receive statistics", "responder": "the ARP/ND responder"}
 DUT_EXAMPLE = "router:rate=400k,queue=256,latency=20us"
-
-
-class ConnectError(WirespeedError):
-    """Why the target cannot be used, as one line ``<field>: <message>`` (``detail``: more lines
-    to show before it, e.g. the end of a simulation's log); ``exit_code`` 2 for bad input, 1
-    for a failure of the target itself."""
-
-    def __init__(self, field: str, message: str, exit_code: int = 2, detail: str = ""):
-        super().__init__(f"{field}: {message}")
-        self.field, self.message, self.exit_code, self.detail = field, message, exit_code, detail
 
 
 class RtlDut:
@@ -295,9 +285,6 @@ class _Simulation:
         try:
             return self.process.__enter__()
         except (OSError, RuntimeError) as exc:
-            field = getattr(exc, "field", None)        # the DUT's own setup failed (DutStartError)
-            if field:
-                raise ConnectError(field, str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
             raise self._error("did not start", exc) from None
 
     def __exit__(self, *exc_info: Any) -> Any:
