@@ -70,16 +70,17 @@ class CalibrationPoint(BaseModel):
     store_and_forward: DefinitionStats
 
 
-
-def delay_at(values: Mapping[Any, int], frame_size: object) -> int | None:
-    """One direction's pipeline delay at ``frame_size`` bytes from ``values`` (size -> ns): its
-    own, or the direction's value when it is the same at every size calibrated (the pipeline
-    does not depend on the size); None when neither."""
-    if frame_size in values:
+def delay_at(values: Mapping[int, int], frame_size: int | str) -> int | None:
+    """One direction's pipeline delay at ``frame_size`` (bytes, or a mix's label) from
+    ``values`` (calibrated size in bytes -> ns): its own, or the direction's value when it is
+    the same at every size calibrated (the pipeline does not depend on the size); None when
+    neither."""
+    if isinstance(frame_size, int) and frame_size in values:
         return values[frame_size]
     if len(set(values.values())) == 1:
         return next(iter(values.values()))
     return None
+
 
 class Calibration(BaseModel):
     """A calibration file."""

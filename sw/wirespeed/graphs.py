@@ -285,9 +285,10 @@ def _pipeline(record: RunRecord) -> Any:
     if not table:
         return None
 
-    def pipeline(tx_port: int, rx_port: int, frame_size: int) -> int:
-        values = {str(size): int(ns) for size, ns in table.get(f"{tx_port}->{rx_port}", {}).items()}
-        delay = delay_at(values, str(frame_size))
+    def pipeline(tx_port: int, rx_port: int, frame_size: int | str) -> int:
+        # results.json keeps the table as JSON: its sizes are the keys' text
+        values = {int(size): int(ns) for size, ns in table.get(f"{tx_port}->{rx_port}", {}).items()}
+        delay = delay_at(values, frame_size)
         if delay is None:
             raise CalibrationError(f"no calibrated pipeline delay for {tx_port}->{rx_port} at {frame_size} B")
         return delay
