@@ -12,13 +12,15 @@ import math
 import re
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from . import sizes as size_points
+from .traffic import IpVersion
 from .units import parse_duration
 
 __all__ = ["duration", "positive_duration", "percentage", "loss_tolerance", "loss_points", "flows", "choice",
-           "frame_sizes", "size_points_list", "address", "target", "dut_info", "dut_info_list", "DUT_INFO_ALLOWED"]
+           "frame_sizes", "size_points_list", "ip_version", "address", "target", "dut_info", "dut_info_list",
+           "DUT_INFO_ALLOWED"]
 
 
 def duration(text: str) -> int:
@@ -85,6 +87,11 @@ def choice(*allowed: str, values: dict[str, str] | None = None) -> Callable[[str
             raise ValueError(f"{' or '.join(allowed) if len(allowed) == 2 else ', '.join(allowed)}; not {text!r}")
         return values[text] if values else text
     return parse
+
+
+def ip_version(text: str) -> int:
+    """The IP version of the test frames: 4 or 6."""
+    return int(choice(*map(str, get_args(IpVersion)))(text.strip()))
 
 
 def frame_sizes(text: str) -> list[int]:

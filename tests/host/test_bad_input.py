@@ -39,6 +39,10 @@ def one_line(err, field):
     (["--uart-faults", "drop=1000,drop=2000"], "--uart-faults", "drop is given twice"),
     (["--uart-faults", ""], "--uart-faults", "at least one KIND=PPM"),
     (["--uart-faults", "drop=1000,"], "--uart-faults", "KIND=PPM"),
+    (["--ip-version", "5"], "--ip-version", "4 or 6; not '5'"),
+    (["--ip-version", "6", "--sizes", "64,128"], "--sizes", "IPv6 test frames are at least 82 bytes (headers, "
+                                                            "signature, FCS); not 64"),
+    (["--ip-version", "6", "--sizes", "imix:aaaaaaag"], "--sizes", "IPv6 test frames are at least 82 bytes"),
 ])
 def test_bad_input_that_got_through_is_refused(capsys, tmp_path, args, field, text):
     code, out, err = run(capsys, "rfc2544", *BOARD, *args)
@@ -54,6 +58,7 @@ def test_bad_input_that_got_through_is_refused(capsys, tmp_path, args, field, te
     ('address = ["0:ipv4=198.18.0.2", "0:ipv6=2001:2::7"]\n', "address", "port 0 is given twice"),
     ('uart-faults = "drop=1000,drop=2000"\n', "uart-faults", "drop is given twice"),
     ('uart-faults = ""\n', "uart-faults", "at least one KIND=PPM"),
+    ("ip-version = 5\n", "ip-version", "4 or 6; not '5'"),
 ])
 def test_the_same_input_from_a_config_file_names_the_file_and_key(capsys, tmp_path, monkeypatch, toml, key, text):
     monkeypatch.chdir(tmp_path)

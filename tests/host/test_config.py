@@ -90,6 +90,13 @@ def test_file_gives_the_parameters_of_the_flags(tmp_path, name, text):
     assert params("rfc2544", "--config", path) == params("rfc2544", *RUN_FLAGS)
 
 
+@pytest.mark.parametrize("text", ["ip-version = 6\n", 'ip-version = "6"\n', "ip_version: 6\n"])
+def test_the_ip_version_in_a_file_is_the_flags(tmp_path, text):
+    path = write(tmp_path, "v.yaml" if ":" in text else "v.toml", text)
+    assert params("rfc2544", "--config", path) == params("rfc2544", "--ip-version", "6")
+    assert params("rfc2544", "--config", path)["ip_version"] == 6 != params("rfc2544")["ip_version"]
+
+
 def test_toml_and_yaml_agree(tmp_path):
     assert (defaults_for("rfc2544", write(tmp_path, "a.toml", RUN_TOML))
             == defaults_for("rfc2544", write(tmp_path, "a.yaml", RUN_YAML)))

@@ -4,7 +4,6 @@ routes, bridges and resolves the tester's addresses by ARP against the gateware'
 the timing is the tap model's (line rate), so throughput is 100 % with zero loss, and what
 the kernel learned is in results.json. Nothing may outlive the simulation."""
 
-import contextlib
 import json
 import os
 import shutil
@@ -22,17 +21,12 @@ from scapy.utils import rdpcap
 
 from wirespeed.capture import arm_capture, capture_status, read_capture, write_pcap
 from wirespeed.cli import main
-from wirespeed.ethernet import line_rate_fps
 from wirespeed.gateware.frame import parse_signature
-from wirespeed.gateware.top import build_register_map
-from wirespeed.host.device import Device
 from wirespeed.sim import netns
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
-from wirespeed.sim.launcher import SimProcess
 from wirespeed.sim.netns import unavailable
-from wirespeed.traffic import Flow, PortAddress, PortProgram, SizeSpec, StreamSpec, dissect
-from wirespeed.transport import EtherboneTransport
+from wirespeed.traffic import PortAddress, PortProgram, SizeSpec, StreamSpec, dissect
 
 WHY = unavailable()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(WHY is not None, reason=f"Linux DUT: {WHY}")]
@@ -233,25 +227,24 @@ def test_icmp_errors_quoting_test_frames_back_are_not_received_frames(tmp_path, 
     assert t["rx_frames"] == t["tx_frames"] - t["lost_frames"]
 
 
-def test_ipv6_is_routed_without_loss_after_neighbour_discovery():
-    """128 bytes: the shortest IPv6 test frame is 82."""
-    addresses = {p: PortAddress.default(p) for p in (0, 1)}
-    flows = [Flow(tx_port=p, rx_port=1 - p,
-                  spec=StreamSpec(stream_id=p, src_mac=addresses[p].mac, dst_mac=addresses[1 - p].mac,
-                                  src_ip=addresses[p].ipv6, dst_ip=addresses[1 - p].ipv6, size=SizeSpec.fixed(128)))
-             for p in (0, 1)]
-    with contextlib.ExitStack() as stack:
-        sim = stack.enter_context(SimProcess(parse_dut("linux-router")))
-        transport = stack.enter_context(contextlib.closing(EtherboneTransport(sim.host, sim.port)))
-        dev = Device(transport, build_register_map())
-        dev.connect()
-        dev.learn(flows, addresses, settle_ns=200_000)
-        result = dev.run_trial(flows, line_rate_fps(128), 1_000_000, 200_000)
-        neighbours = sim.dut_state()["neighbours"]
-    assert result.tx_frames > 1600 and result.lost_frames == 0 and result.rx_frames == result.tx_frames
-    learned = {(n["dst"], n.get("lladdr")) for n in neighbours}
-    # resolved by neighbour discovery against the tester's responder
-    assert (str(addresses[0].ipv6), T0) in learned and (str(addresses[1].ipv6), T1) in learned, learned
+def test_rfc2544_over_ipv6_is_routed_without_loss_after_neighbour_discovery(tmp_path, capsys):
+    """82 bytes: the shortest IPv6 test frame (40-byte header, UDP, signature, FCS)."""
+    record = _run(tmp_path, capsys, "linux-router", "82", "--ip-version", "6")
+    assert record["plan"]["ip_version"] == 6
+    (r,) = record["tests"][0]["results"]
+    assert r["pct_line_rate"] == pytest.approx(100.0)
+    final = [t for t in record["trials"] if t["passed"]]
+    assert final and all(t["lost_frames"] == 0 and t["rx_frames"] == t["tx_frames"] > 2400 for t in final)
+    assert {(f["spec"]["src_ip"], f["spec"]["dst_ip"]) for f in final[0]["flows"]} == {
+        ("2001:2::1", "2001:2:0:1::1"), ("2001:2:0:1::1", "2001:2::1")}
+    state = record["dut_state"]
+    forwarded = int(next(line.split()[1] for line in state["snmp"].splitlines()
+                         if line.startswith("Ip6OutForwDatagrams")))
+    assert forwarded >= sum(t["tx_frames"] for t in record["trials"])
+    learned = {(n["dst"], n.get("lladdr")) for n in state["neighbours"]}
+    # resolved by neighbour discovery against the tester's responder, no static entry
+    assert ("2001:2::1", T0) in learned and ("2001:2:0:1::1", T1) in learned, learned
+    assert all("PERMANENT" not in n.get("state", []) for n in state["neighbours"])
 
 
 def _sim_child(parent: int) -> int | None:

@@ -94,7 +94,10 @@ def _common(
                                             "stay one-way).")] = False,
     flows: Annotated[Any, typer.Option(
         parser=parser(parse.flows), metavar="SxD",
-        help="IPv4 flows per direction: S source addresses each sending to D destinations, e.g. 100x20.")] = "1x1",
+        help="Flows per direction: S source addresses each sending to D destinations, e.g. 100x20.")] = "1x1",
+    ip_version: Annotated[Any, typer.Option(
+        parser=parser(parse.ip_version), metavar="4|6",
+        help="IP version of the test frames: 4, or 6 between the ports' IPv6 addresses (RFC 5180).")] = "4",
     json_out: Annotated[bool, typer.Option("--json", metavar="", rich_help_panel=PANEL_OUTPUT,
                                            help="Print results.json on stdout.")] = False,
     dut_rtl: Annotated[list[Path] | None, typer.Option(
@@ -239,7 +242,8 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
     plan = Plan(tests=values["tests"], sizes=values["sizes"], trial_duration_ns=values["trial_duration"],
                 wait_ns=values["wait"], learning=values["learning"], learning_frames=values["learning_frames"],
                 settle_ns=values["settle"], addresses=addresses, bidirectional=values["bidirectional"],
-                sources=values["flows"][0], destinations=values["flows"][1], calibration=values["calibration"],
+                sources=values["flows"][0], destinations=values["flows"][1], ip_version=values["ip_version"],
+                calibration=values["calibration"],
                 options={name: values[name] for name in names}, target="sim" if target == "sim" else "board",
                 expect=expect, title=values["title"], operator=values["operator"],
                 dut_info=dut_info_option(values["dut_info"]))

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from .. import sizes as size_points
 from ..host.models import HistogramConfig, LearningResult, TrialResult
-from ..traffic import Flow, PortAddress, check_distinct, flow_stream
+from ..traffic import Flow, IpVersion, PortAddress, check_distinct, flow_stream
 
 __all__ = ["RFC_TRIAL_NS", "RFC_WAIT_NS", "LearningConfig", "PortPairConfig", "TrialRunner", "run_learning",
            "csv_text", "sequence_cells"]
@@ -44,9 +44,11 @@ class PortPairConfig(BaseModel):
     learning: LearningConfig | None = Field(None, description="learning phase before the first trial; None: none")
     bidirectional: bool = Field(False, description="both ports send, each to the other, at the offered rate "
                                                    "(rates are per direction)")
-    sources: int = Field(1, ge=1, le=65536, description="source IPv4 addresses per direction (flows)")
-    destinations: int = Field(1, ge=1, le=65536, description="destination IPv4 addresses per direction; "
+    sources: int = Field(1, ge=1, le=65536, description="source IP addresses per direction (flows)")
+    destinations: int = Field(1, ge=1, le=65536, description="destination IP addresses per direction; "
                                                              "sources x destinations flows")
+    ip_version: IpVersion = Field(4, description="IP version of the test frames: 4 (RFC 2544 Appendix C) or 6 "
+                                                 "(RFC 5180), from and to the ports' addresses of that version")
 
     @field_validator("frame_sizes")
     @classmethod
@@ -67,10 +69,11 @@ class PortPairConfig(BaseModel):
     def flows(self, frame_len: int | str) -> list[Flow]:
         """The test's traffic of ``frame_len`` byte frames (or of a mix, its label):
         tx_port -> rx_port, and rx_port -> tx_port too when bidirectional; each with sources x
-        destinations IPv4 flows."""
+        destinations flows of ``ip_version``."""
         pairs = [(self.tx_port, self.rx_port)] + ([(self.rx_port, self.tx_port)] if self.bidirectional else [])
         return [Flow(tx_port=tx, rx_port=rx, spec=flow_stream(tx, rx, frame_len, self.addresses, sources=self.sources,
-                                                               destinations=self.destinations))
+                                                               destinations=self.destinations,
+                                                               ip_version=self.ip_version))
                 for tx, rx in pairs]
 
     def traffic_notes(self) -> list[str]:
@@ -78,9 +81,11 @@ class PortPairConfig(BaseModel):
         if self.bidirectional:
             notes.append(f"bidirectional: ports {self.tx_port} and {self.rx_port} each send to the other; rates "
                          "and frame rates are per direction, the aggregate is twice")
+        if self.ip_version == 6:
+            notes.append("IPv6 test frames (RFC 5180) between the ports' IPv6 addresses")
         if self.sources * self.destinations > 1:
             notes.append(f"{self.sources} sources x {self.destinations} destinations = "
-                         f"{self.sources * self.destinations} IPv4 flows per direction, walked in turn")
+                         f"{self.sources * self.destinations} IPv{self.ip_version} flows per direction, walked in turn")
         return notes
 
 

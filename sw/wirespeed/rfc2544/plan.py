@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import sizes as size_points
 from ..calibration import RFC_SIZES
-from ..traffic import PortAddress
+from ..traffic import IpVersion, PortAddress, StreamSpec
 from ..units import format_duration
 from . import registry
 from .common import LearningConfig, PortPairConfig
@@ -63,6 +63,7 @@ class Plan(BaseModel):
     addresses: dict[int, PortAddress] = Field(default_factory=dict, description="tester addresses by port")
     bidirectional: bool = False
     sources: int = Field(1, ge=1, le=65536)
+    ip_version: IpVersion = Field(4, description="IP version of the test frames (--ip-version): 4 or 6 (RFC 5180)")
     destinations: int = Field(1, ge=1, le=65536)
     calibration: str = Field("auto", description="auto, none, or a calibration file")
     options: dict[str, Any] = Field(default_factory=dict,
@@ -164,8 +165,14 @@ class Plan(BaseModel):
             missing = [s for s in expectation.sizes or [] if s not in self.sizes]
             if missing:
                 raise PlanError("--expect", f"{text!r} names frame size {missing[0]}, which --sizes does not have")
+        shortest = StreamSpec(ip_version=self.ip_version).min_frame
+        short = [s for s in size_points.distinct_sizes(self.sizes) if s < shortest]
+        if short:
+            raise PlanError("--sizes", f"IPv{self.ip_version} test frames are at least {shortest} bytes (headers, "
+                                       f"signature, FCS); not {short[0]}")
+        # every test sends the plan's IP version: the tests' own configure() need not know of it
         configs = {name: registry.get(name).configure(self, self.test_options(registry.get(name)))
-                   for name in self.tests}
+                   .model_copy(update={"ip_version": self.ip_version}) for name in self.tests}
         first = next(iter(configs.values()))
         ports = (getattr(first, "tx_port", 0), getattr(first, "rx_port", 1))
         bad = [p for p in self.addresses if p not in ports]

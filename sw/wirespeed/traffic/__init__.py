@@ -19,9 +19,9 @@ from .addressing import (
 )
 from .compile import CompiledPort, CompiledStream, PortProgram, ns_to_cycles, period_to_rate, rate_to_period
 from .golden import ExpectedFrame, dissect, expected_frames
-from .spec import MODIFIER_FIELDS, Flow, ModifierSpec, SizeSpec, StreamSpec, error_text, flow_stream
+from .spec import MODIFIER_FIELDS, Flow, IpVersion, ModifierSpec, SizeSpec, StreamSpec, error_text, flow_stream
 
 __all__ = ["BENCHMARK_NET", "BENCHMARK_NET6", "BenchmarkRangeWarning", "check_distinct", "MacAddress", "PortAddress",
            "tester_ip", "tester_ipv6", "tester_mac", "CompiledPort", "CompiledStream", "PortProgram", "ns_to_cycles",
            "period_to_rate", "rate_to_period", "ExpectedFrame", "dissect", "expected_frames", "MODIFIER_FIELDS",
-           "Flow", "ModifierSpec", "SizeSpec", "StreamSpec", "error_text", "flow_stream"]
+           "Flow", "IpVersion", "ModifierSpec", "SizeSpec", "StreamSpec", "error_text", "flow_stream"]

@@ -44,7 +44,7 @@ from .addressing import (
 )
 
 __all__ = ["SizeSpec", "ModifierSpec", "StreamSpec", "Flow", "flow_stream", "default_stream_id", "error_text",
-           "MODIFIER_FIELDS", "MIN_FRAME", "MAX_FRAME"]
+           "MODIFIER_FIELDS", "MIN_FRAME", "MAX_FRAME", "IpVersion"]
 
 MIN_FRAME, MAX_FRAME = 64, sd.MAX_FRAME
 ETH_HDR, VLAN_TAG, IPV4_HDR, IPV6_HDR, UDP_HDR, FCS = 14, 4, 20, 40, 8, 4
@@ -53,6 +53,8 @@ TPID, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IP_PROTO_UDP = 0x8100, 0x0800, 0x86DD, 17
 MODIFIER_FIELDS = {"src_mac": 32, "dst_mac": 32, "src_ip": 32, "dst_ip": 32,
                    "src_port": 16, "dst_port": 16, "vlan": 12}
 M32 = 0xFFFFFFFF
+#: the IP versions a test frame can carry
+IpVersion = Literal[4, 6]
 
 
 # Sizes -------------------------------------------------------------------------------------------
@@ -260,7 +262,7 @@ class StreamSpec(BaseModel):
     src_mac: MacAddress = tester_mac(0)
     vlan: int | None = Field(None, ge=0, le=4095, description="802.1Q VLAN id; None: untagged")
     pcp: int = Field(0, ge=0, le=7, description="802.1Q priority")
-    ip_version: Literal[4, 6] = 4
+    ip_version: IpVersion = 4
     src_ip: IPv4Address | IPv6Address = tester_ip(0)
     dst_ip: IPv4Address | IPv6Address = tester_ip(1)
     ttl: int = Field(10, ge=1, le=255, description="IPv4 TTL or IPv6 hop limit")
@@ -403,11 +405,12 @@ def default_stream_id(port: int, index: int) -> int:
 
 def flow_stream(tx_port: int, rx_port: int, point: size_points.SizePoint,
                 addresses: Mapping[int, PortAddress] | None = None, *, sources: int = 1,
-                destinations: int = 1) -> StreamSpec:
+                destinations: int = 1, ip_version: IpVersion = 4) -> StreamSpec:
     """The RFC 2544 test stream from tester port ``tx_port`` to ``rx_port`` (Appendix C UDP,
     TTL 10), with the addresses of both (``addresses[port]``, else the defaults), the sending
     port's number as stream id, frames of the size point ``point`` (bytes, or a mix's label) and
-    ``sources`` x ``destinations`` IPv4 flows counting up from the addresses: the sources walk,
+    ``sources`` x ``destinations`` flows counting up from the addresses (IPv4, or the ports' IPv6
+    addresses with ``ip_version`` 6, RFC 5180): the sources walk,
     the destinations once per full pass of the sources (the seed lab's "100 sources x 20
     destinations": every pair once per sources x destinations frames)."""
     addresses = addresses or {}
@@ -420,5 +423,6 @@ def flow_stream(tx_port: int, rx_port: int, point: size_points.SizePoint,
         walks.append(ModifierSpec(field="dst_ip", count=destinations, chain=bool(walks)))
     size = (SizeSpec.of_sequence(size_points.sizes_of(point), label=point) if size_points.is_mix(point)
             else SizeSpec.fixed(int(point)))
-    return StreamSpec(stream_id=tx_port, dst_mac=dst.mac, src_mac=src.mac, src_ip=src.ipv4, dst_ip=dst.ipv4,
-                      size=size, modifiers=tuple(walks))
+    src_ip, dst_ip = (src.ipv4, dst.ipv4) if ip_version == 4 else (src.ipv6, dst.ipv6)
+    return StreamSpec(stream_id=tx_port, dst_mac=dst.mac, src_mac=src.mac, ip_version=ip_version, src_ip=src_ip,
+                      dst_ip=dst_ip, size=size, modifiers=tuple(walks))
