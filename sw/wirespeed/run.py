@@ -253,19 +253,21 @@ class Run:
             for listener in listeners:
                 listener(event)
 
-        estimate = self.estimate()
-        if estimate is not None:
-            record.estimate = estimate
-        emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
-                           out_dir=None if self.out is None else str(self.out),
-                           resumed=self._resume_note is not None,
-                           estimate=None if estimate is None else estimate.model_dump(mode="json")))
-        for note in record.notes if self._resume_note is None else [self._resume_note]:
-            emit(ev.Note(text=note))
-        ctx = RunContext(self.tester, emit, stop=self.stop, reset=self.reset or self._default_reset(),
-                         pipeline=self.calibration.pipeline_ns if self.calibration is not None else None,
-                         results={e.name: list(e.results) for e in record.tests})
+        # from here on the run ends through _end, whatever stops it (Ctrl-C during the estimate's
+        # pilot trial included), so results.json never stays "running" and says what the DUT reported
         try:
+            estimate = self.estimate()
+            if estimate is not None:
+                record.estimate = estimate
+            emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
+                               out_dir=None if self.out is None else str(self.out),
+                               resumed=self._resume_note is not None,
+                               estimate=None if estimate is None else estimate.model_dump(mode="json")))
+            for note in record.notes if self._resume_note is None else [self._resume_note]:
+                emit(ev.Note(text=note))
+            ctx = RunContext(self.tester, emit, stop=self.stop, reset=self.reset or self._default_reset(),
+                             pipeline=self.calibration.pipeline_ns if self.calibration is not None else None,
+                             results={e.name: list(e.results) for e in record.tests})
             learning = self._learning()
             if learning is not None and self.configs:
                 first = next(iter(self.configs.values()))

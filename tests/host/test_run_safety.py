@@ -18,6 +18,7 @@ from clirun import FAST, run
 from records import names
 
 from wirespeed import locks
+from wirespeed.errors import DeviceError
 from wirespeed.locks import Holder, Lock, results_lock
 
 pytestmark = pytest.mark.usefixtures("own_lock_dir")
@@ -213,3 +214,28 @@ def test_control_path_retries_are_counted_per_trial_and_run(capsys, server, tmp_
     assert f"control path ({server.url}): {total['requests']:,} requests, 2 retries, 2 timeouts" in err
     rows = (out / "Trials.csv").read_text().splitlines()
     assert rows[0].endswith("control_retries,control_timeouts,control_duplicates") and rows[2].endswith(",2,2,0")
+
+
+@pytest.mark.parametrize("where, stop, status, code", [
+    ("estimate", KeyboardInterrupt, "interrupted", 130),     # Ctrl-C while the pilot trial runs
+    ("trial", KeyboardInterrupt, "interrupted", 130),
+    ("trial", DeviceError("the DUT stopped answering"), "failed", 1),
+])
+def test_a_run_stopped_anywhere_records_what_the_dut_reported(capsys, server, tmp_path, monkeypatch, where, stop,
+                                                               status, code):
+    from wirespeed.host.device import Device
+    from wirespeed.run import Run
+
+    def stopped(*args, **kw):
+        raise stop
+
+    state = {"neighbours": [{"dst": "198.18.0.1", "lladdr": "02:00:00:00:00:01"}]}
+    monkeypatch.setattr(Device, "dut_state_probe", staticmethod(lambda: state), raising=False)
+    if where == "estimate":
+        monkeypatch.setattr(Run, "estimate", stopped)
+    else:
+        monkeypatch.setattr(Device, "run_trial", stopped)
+    out = tmp_path / "run"
+    assert run(capsys, "rfc2544", "--target", server.url, "--out", str(out), *FAST)[0] == code
+    record = json.loads((out / "results.json").read_text())
+    assert record["status"] == status and record["dut_state"] == state

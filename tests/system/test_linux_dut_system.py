@@ -261,10 +261,11 @@ def _sim_child(parent: int) -> int | None:
     return None
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "failing run"])
+@pytest.mark.parametrize("how", ["ctrl-c", "ctrl-c after a trial", "failing run"])
 def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
+    out = tmp_path / "run"
     args = [sys.executable, "-m", "wirespeed.cli", "rfc2544", *FAST, "--sizes", "64,1518", "--dut", "linux-router",
-            "--out", str(tmp_path / "run")]
+            "--out", str(out)]
     if how == "failing run":        # a latency the model (2 us) cannot meet: the run exits 3
         args += ["--max-latency", "1us"]
     # SIGINT as a terminal leaves it: a shell without job control starts background jobs (a CI
@@ -277,7 +278,11 @@ def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
             time.sleep(0.05)
         assert sim is not None, "the simulation never started"
         ns = _net_ns(sim)
-        if how == "ctrl-c":
+        trials = out / "trials.jsonl"
+        while how == "ctrl-c after a trial" and run.poll() is None and time.monotonic() < deadline and not (
+                trials.exists() and trials.read_text().strip()):
+            time.sleep(0.05)
+        if how.startswith("ctrl-c"):
             run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=120)
         assert run.returncode == (3 if how == "failing run" else 130), err
@@ -288,6 +293,11 @@ def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
     finally:
         if run.poll() is None:
             run.kill()
+    if how != "ctrl-c":     # a run that measured something says what the kernel had learned when it ended
+        record = json.loads((out / "results.json").read_text())
+        assert record["status"] == ("complete" if how == "failing run" else "interrupted")
+        neigh = {(n["dst"], n.get("lladdr")) for n in record["dut_state"]["neighbours"]}
+        assert ("198.18.0.1", T0) in neigh and ("198.19.0.1", T1) in neigh, neigh
 
 
 def _tshark(path: Path, fields: list[str], display: str = "") -> list[list[str]]:

@@ -3,7 +3,8 @@ appliance) consumes, and what the results writer records.
 
 A run emits, in order: ``RunStarted``; any ``Note``; ``LearningDone`` when the learning phase
 runs; then per test ``TestStarted``, per frame size ``SizeStarted``, ``TrialStarted`` /
-``TrialDone`` pairs and ``SizeDone``, and ``TestDone``; last ``RunDone`` with the run's status.
+``TrialDone`` pairs and ``SizeDone``, and ``TestDone``; last ``RunDone`` with the run's status
+(alone, without ``RunStarted``, when the run was stopped while its estimate was measured).
 Every event is a pydantic model with a ``kind`` discriminator, so it serialises to one JSON line
 (``event.model_dump_json()``) and back (:func:`parse_event`).
 """
