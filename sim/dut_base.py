@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import re
 from abc import abstractmethod
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -119,6 +120,12 @@ class DutSpec(BaseModel):
     def unavailable(self) -> str | None:
         """Why this machine cannot simulate this DUT (one line), or None."""
         return None
+
+    def with_addresses(self, addresses: Mapping[int, Any]) -> DutSpec:
+        """This DUT set up for the tester ports' own ``addresses`` (port -> PortAddress, the
+        others the defaults); itself when its setup does not depend on them. ValueError, one
+        line, when it cannot work with them."""
+        return self
 
     def start(self, pid: int) -> None:
         """Set up what the DUT needs beyond the harness's arguments, once the simulation

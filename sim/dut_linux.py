@@ -15,11 +15,12 @@ timers (which run on wall-clock time, ~400 times faster than the simulated one).
 and latency measured through it are therefore the model's, not the kernel's: results say so
 (``timing: modelled``).
 
-The router's sides are the tester's default addresses (:mod:`wirespeed.traffic.addressing`):
-each TAP takes as its MAC the destination MAC of the frames that arrive on it (the peer tester
-port's, as the tester addresses test frames), holds the last address of its side's /16 and
-/64, and routes its side's /16 via the tester port's own address, so the kernel resolves
-exactly one neighbour per side.
+The router's sides are the tester ports' own addresses (:meth:`DutSpec.with_addresses`: the
+run's ``--address``, else the defaults of :mod:`wirespeed.traffic.addressing`): each TAP takes
+as its MAC the destination MAC of the frames that arrive on it (the peer tester port's, as the
+tester addresses test frames), holds the last address of its side's /16 and /64, and routes its
+side's /16 via the tester port's own address, so the kernel resolves exactly one neighbour per
+side.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from ipaddress import IPv4Network, IPv6Network
 from typing import ClassVar, Literal
 
-from wirespeed.traffic.addressing import tester_ip, tester_ipv6, tester_mac
+from pydantic import Field
+
+from wirespeed.traffic.addressing import PortAddress
 
 from .dut_base import DutSpec, DutStartError, _int_text, _limits, _ranged, _time_field_check, _time_text
 from .dut_params import param
@@ -62,6 +66,8 @@ class _LinuxSpec(DutSpec):
     poll_ns: int = param("tap", "poll_ns").default
     queue: int = _ranged(param("tap", "queue"))
     rules: str | None = None    # an nftables ruleset file (absolute path)
+    #: the tester ports' own addresses by port (the others: the defaults); not part of the text
+    addresses: dict[int, PortAddress] = Field(default_factory=dict)
 
     PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
         "latency": ("latency_ns", "time", _time_text(param("tap", "latency_ns"), "2us")),
@@ -86,6 +92,13 @@ class _LinuxSpec(DutSpec):
     def setup(self) -> str:
         """The shell script that makes the namespace this DUT (TAPs ws0, ws1 exist, down)."""
         raise NotImplementedError
+
+    def with_addresses(self, addresses: Mapping[int, PortAddress]) -> _LinuxSpec:
+        return self.model_copy(update={"addresses": dict(addresses)})
+
+    def port_address(self, port: int) -> PortAddress:
+        """Tester port ``port``'s own addresses: the run's, else the defaults."""
+        return self.addresses.get(port) or PortAddress.default(port)
 
     def report(self) -> dict[str, str]:
         """Name -> shell command whose output is part of :meth:`state`."""
@@ -153,22 +166,38 @@ class LinuxRouterSpec(_LinuxSpec):
 
     model: Literal["linux-router"] = "linux-router"
 
+    def with_addresses(self, addresses: Mapping[int, PortAddress]) -> _LinuxSpec:
+        spec = super().with_addresses(addresses)
+        for version, net in ((4, self._side_v4), (6, self._side_v6)):
+            first, second = (net(spec.port_address(p)) for p in _PORTS)
+            if first == second:
+                raise ValueError(f"dut {self.model} routes between two networks: ports 0 and 1 are both in {first}; "
+                                 f"give one an IPv{version} address outside it")
+        return spec
+
+    @staticmethod
+    def _side_v4(address: PortAddress) -> IPv4Network:
+        return IPv4Network(f"{address.ipv4}/{_SIDE_V4}", strict=False)
+
+    @staticmethod
+    def _side_v6(address: PortAddress) -> IPv6Network:
+        return IPv6Network(f"{address.ipv6}/{_SIDE_V6}", strict=False)
+
     def setup(self) -> str:
         lines = ["ip link set lo up", _sysctl("net/ipv4/ip_forward", 1),
                  _sysctl("net/ipv6/conf/all/forwarding", 1)]
         for p, tap in zip(_PORTS, TAPS):
-            peer = 1 - p
-            v4 = IPv4Network(f"{tester_ip(p)}/{_SIDE_V4}", strict=False)
-            v6 = IPv6Network(f"{tester_ipv6(p)}/{_SIDE_V6}", strict=False)
+            own, peer = self.port_address(p), self.port_address(1 - p)
+            v4, v6 = self._side_v4(own), self._side_v6(own)
             lines += [
                 # the frames arriving here are addressed to the peer tester port's MAC
-                f"ip link set {tap} address {tester_mac(peer)}",
+                f"ip link set {tap} address {peer.mac}",
                 _sysctl(f"net/ipv6/conf/{tap}/disable_ipv6", 0),
                 f"ip address add {v4.broadcast_address - 1}/32 dev {tap}",
                 f"ip address add {v6.network_address + 0xfffe}/{_SIDE_V6} dev {tap} nodad",
                 f"ip link set {tap} up",
-                f"ip route add {tester_ip(p)}/32 dev {tap}",
-                f"ip route add {v4} via {tester_ip(p)} dev {tap}",
+                f"ip route add {own.ipv4}/32 dev {tap}",
+                f"ip route add {v4} via {own.ipv4} dev {tap}",
             ]
         return "\n".join(lines) + "\n"
 

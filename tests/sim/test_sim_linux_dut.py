@@ -6,6 +6,7 @@ import pytest
 from wirespeed.cli import main
 from wirespeed.sim import netns
 from wirespeed.sim.dut import parse_dut
+from wirespeed.traffic import PortAddress
 
 
 @pytest.fixture
@@ -33,6 +34,33 @@ def test_the_router_routes_each_side_via_the_tester_port_it_resolves():
     described = parse_dut("linux-bridge:latency=5us").describe()
     assert described["timing"] == "modelled" and described["latency_ns"] == 5000
     assert "ip link add br0 type bridge" in described["setup"] and len(described["setup_sha256"]) == 64
+
+
+def test_the_router_follows_the_tester_addresses_it_is_given():
+    moved = PortAddress(mac="02:00:00:00:00:09", ipv4="198.20.0.9", ipv6="2001:2:0:7::9")
+    script = parse_dut("linux-router").with_addresses({1: moved}).setup()
+    assert "ip link set ws0 address 02:00:00:00:00:09" in script      # port 0's frames go to port 1's MAC
+    assert "ip route add 198.20.0.0/16 via 198.20.0.9 dev ws1" in script
+    assert "ip address add 198.20.255.254/32 dev ws1" in script
+    assert "ip address add 2001:2:0:7::fffe/64 dev ws1 nodad" in script
+    assert "ip route add 198.18.0.0/16 via 198.18.0.1 dev ws0" in script    # port 0 keeps its defaults
+    assert "198.19." not in script
+
+
+@pytest.mark.parametrize("port1, message", [
+    ({"ipv4": "198.18.0.9"}, "--address: dut linux-router routes between two networks: ports 0 and 1 are both in "
+                             "198.18.0.0/16; give one an IPv4 address outside it"),
+    ({"ipv6": "2001:2::9"}, "--address: dut linux-router routes between two networks: ports 0 and 1 are both in "
+                            "2001:2::/64; give one an IPv6 address outside it"),
+])
+@pytest.mark.skipif(netns.unavailable() is not None, reason="the Linux DUT needs TUN and namespaces")
+def test_tester_addresses_the_router_cannot_route_are_refused_in_one_line(tmp_path, capsys, port1, message):
+    given = ",".join(f"{k}={v}" for k, v in port1.items())
+    code = main(["rfc2544", "--dut", "linux-router", "--sizes", "64", "--address", f"1:{given}",
+                 "--out", str(tmp_path / "run")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err == ["wirespeed: error: " + message]
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("text,message", [

@@ -115,7 +115,8 @@ def test_the_command_line_takes_several_files_include_folders_and_lists(capsys, 
     monkeypatch.setattr(rfc2544, "claim_folder", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     seen = []
     real = rfc2544.sim_dut_spec
-    monkeypatch.setattr(rfc2544, "sim_dut_spec", lambda dut: seen.append(real(dut)) or seen[-1])
+    monkeypatch.setattr(rfc2544, "sim_dut_spec",
+                        lambda dut, addresses=None: seen.append(real(dut, addresses)) or seen[-1])
     code = cli.main(["rfc2544", "--dut-rtl", str(design / "pipe_line.v"), "--dut-rtl", str(design / "pipe_dut.v"),
                      "--dut-rtl-include", str(design / "include"), "--out", "unused"])
     assert code == 130 and seen[0].top == "pipe_dut" and len(seen[0].describe()["files"]) == 3

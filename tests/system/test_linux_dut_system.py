@@ -64,6 +64,16 @@ def test_linux_router_forwards_at_the_models_rate_and_resolves_the_tester_by_arp
     assert "IpExt" in state["snmp"] or "Ip:" in state["snmp"]
 
 
+def test_the_router_follows_a_tester_port_moved_by_address(tmp_path, capsys):
+    record = _run(tmp_path, capsys, "linux-router", "64", "--address", "1:ipv4=198.19.0.9,mac=02:00:00:00:00:09")
+    final = [t for t in record["trials"] if t["passed"]]
+    assert final and all(t["lost_frames"] == 0 and t["rx_frames"] == t["tx_frames"] > 2900 for t in final)
+    neigh = {(n["dst"], n.get("lladdr")) for n in record["dut_state"]["neighbours"]}
+    assert ("198.18.0.1", T0) in neigh and ("198.19.0.9", "02:00:00:00:00:09") in neigh, neigh
+    assert "198.19.0.1" not in {dst for dst, _ in neigh}
+    assert "ip route add 198.19.0.0/16 via 198.19.0.9 dev ws1" in record["dut"]["setup"]
+
+
 def test_linux_bridge_forwards_at_line_rate_and_learns_the_tester_macs(tmp_path, capsys):
     record = _run(tmp_path, capsys, "linux-bridge", "64")
     (r,) = record["tests"][0]["results"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +150,8 @@ class Spinner:
 @contextlib.contextmanager
 def open_tester(target: str, dut: str | RtlDut | None = None, *, management: str = "etherbone",
                 uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
-                print_notes: bool = True, pcap_wire: Path | None = None) -> Iterator[Tester]:
+                print_notes: bool = True, pcap_wire: Path | None = None,
+                addresses: Mapping[int, Any] | None = None) -> Iterator[Tester]:
     """:func:`wirespeed.connect` with a spinner on stderr while a simulation starts (and builds),
     every failure as an InputError; ``print_notes``: show the tester's notes (a stale lock taken
     over) at once (else they go into the results)."""
@@ -158,7 +159,7 @@ def open_tester(target: str, dut: str | RtlDut | None = None, *, management: str
     try:
         with connect(target, dut, management=management, uart_faults=uart_faults, requires=requires,
                      on_status=spinner, progress=spinner.progress, command=" ".join(sys.argv),
-                     pcap_wire=pcap_wire) as tester:
+                     pcap_wire=pcap_wire, addresses=addresses) as tester:
             spinner(None)
             if print_notes:
                 for line in tester.notes:

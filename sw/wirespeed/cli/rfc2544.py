@@ -253,7 +253,7 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
         raise as_input_error(exc) from None
     calibration, cal_info = _calibration(plan, target, configs) if plan.calibration != "auto" else (None, None)
     if target == "sim":
-        _dut_spec(dut)          # a bad --dut is refused before any simulation starts
+        _dut_spec(dut, plan.addresses)      # a bad --dut is refused before any simulation starts
     out = values["out"]
     cfg = ctx.meta.get(config_files.META_KEY)
     with claim_folder(out, force=values["force"]) as (claimed, notes):
@@ -262,7 +262,7 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
                 calibration, cal_info = _calibration(plan, target, configs)
             with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
                              requires=requires(configs, plan.learning_config), print_notes=False,
-                             pcap_wire=_pcap_wire(values["pcap_wire"])) as tester:
+                             pcap_wire=_pcap_wire(values["pcap_wire"]), addresses=plan.addresses) as tester:
                 run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
                           config_file=cfg.record() if cfg else None, claimed=claimed)
                 verdicts = execute(run, values["json_out"], values["junit"])
@@ -307,11 +307,11 @@ def _pcap_wire(folder: Path | None) -> Path | None:
     return folder.resolve() / PCAP_WIRE_FILE
 
 
-def _dut_spec(dut: str | RtlDut | None) -> Any:
+def _dut_spec(dut: str | RtlDut | None, addresses: dict[int, PortAddress] | None = None) -> Any:
     from ..host.tester import ConnectError
 
     try:
-        return sim_dut_spec(dut)
+        return sim_dut_spec(dut, addresses)
     except ConnectError as exc:
         raise as_input_error(exc) from None
 
@@ -394,7 +394,8 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
             verdicts = execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
         else:
             todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
-            with open_tester(target, dut, requires=requires(todo, record.learning_parameters)) as tester:
+            with open_tester(target, dut, requires=requires(todo, record.learning_parameters),
+                             addresses=_recorded_addresses(record)) as tester:
                 assert tester.ident is not None     # connecting identified the tester
                 if tester.ident != record.gateware:
                     raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
@@ -428,13 +429,18 @@ def _recorded_dut(record: RunRecord) -> str | RtlDut:
     if not dut:
         raise InputError("--resume", "the run's simulated DUT is not recorded (no dut.spec)")
     try:
-        described = describe_dut(dut, "sim")
+        described = describe_dut(dut, "sim", _recorded_addresses(record))
     except ConnectError as exc:
         raise InputError("--resume", f"the run's simulated DUT cannot be started again ({exc})") from None
     if described != recorded:
         raise InputError("--resume", f"the run's simulated DUT {recorded.get('spec')!r} is not what it gives now "
                                      "(the DUT model or the --dut-rtl file changed?)")
     return dut
+
+
+def _recorded_addresses(record: RunRecord) -> dict[int, PortAddress]:
+    """The tester addresses the run was planned with (a simulated router was set up for them)."""
+    return Plan.model_validate(record.plan).addresses if record.plan else {}
 
 
 def _recorded_single_file_dut(recorded: dict[str, Any], dut: RtlDut) -> RtlDut:

@@ -14,7 +14,7 @@ tester whose identity does not match is refused. Every failure to reach or use t
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +65,10 @@ class RtlDut:
             raise ConnectError(field if message else "--dut-rtl", message or msg) from None
 
 
-def sim_dut_spec(dut: str | RtlDut | None) -> Any:
-    """The simulated DUT of ``dut`` (ConnectError when missing or malformed)."""
+def sim_dut_spec(dut: str | RtlDut | None, addresses: Mapping[int, Any] | None = None) -> Any:
+    """The simulated DUT of ``dut`` set up for the tester ports' own ``addresses`` (port ->
+    PortAddress; None or a port left out: the defaults); ConnectError when missing or malformed,
+    or naming ``--address`` when the DUT cannot work with them."""
     if isinstance(dut, RtlDut):
         return dut.spec()
     try:
@@ -82,16 +84,19 @@ def sim_dut_spec(dut: str | RtlDut | None) -> Any:
     why = spec.unavailable()
     if why:
         raise ConnectError("--dut", why)
-    return spec
+    try:
+        return spec.with_addresses(addresses or {})
+    except ValueError as exc:
+        raise ConnectError("--address", str(exc)) from None
 
 
-def describe_dut(dut: str | RtlDut | None, target: str) -> dict[str, Any]:
-    """The DUT as the results describe it."""
+def describe_dut(dut: str | RtlDut | None, target: str, addresses: Mapping[int, Any] | None = None) -> dict[str, Any]:
+    """The DUT as the results describe it (``addresses``: as :func:`sim_dut_spec`)."""
     if target != "sim":
         return {"description": dut} if isinstance(dut, str) and dut else {}
     from wirespeed.sim.dut import profile_description
 
-    description: dict[str, Any] = sim_dut_spec(dut).describe()
+    description: dict[str, Any] = sim_dut_spec(dut, addresses).describe()
     return description | (profile_description(dut) if isinstance(dut, str) else {})
 
 
@@ -146,7 +151,7 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
             uart_faults: str | None = None, requires: Sequence[tuple[str, str, str]] = (),
             on_status: Callable[[str | None], None] | None = None, progress: Callable[..., None] | None = None,
             check_identity: bool = True, command: str | None = None,
-            pcap_wire: Path | None = None) -> Iterator[Tester]:
+            pcap_wire: Path | None = None, addresses: Mapping[int, Any] | None = None) -> Iterator[Tester]:
     """The tester at ``target`` (see the module doc), held for the block: a board by its lock
     (:func:`wirespeed.locks.tester_lock`: a second user is refused, naming the first; a
     simulation is the caller's own). ``requires``: ``(field, block, why)`` for each optional
@@ -154,7 +159,8 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
     is under way (a first simulation start builds it) and None when it is over, ``progress`` the
     stages of such a build (:func:`wirespeed.sim.build.ensure_binary`); ``command``: what the
     lock says the holder runs; ``pcap_wire``: a simulation writes every frame on its four wires
-    to this pcapng file (sim/harness/pcap_wire.h)."""
+    to this pcapng file (sim/harness/pcap_wire.h); ``addresses``: the tester ports' own
+    addresses (port -> PortAddress) a simulated DUT is set up for (a router routes to them)."""
     if management not in MANAGEMENT:
         raise ConnectError("--management", f"{' or '.join(MANAGEMENT)}; not {management!r}")
     if management != "etherbone" and target != "sim":
@@ -169,15 +175,16 @@ def connect(target: str = "sim", dut: str | RtlDut | None = None, *, management:
         control, state = None, None
         try:
             if target == "sim":
-                transport, control, state = _start_simulation(stack, dut, management, uart_faults, status,
-                                                              progress, pcap_wire)
+                transport, control, state = _start_simulation(stack, sim_dut_spec(dut, addresses), management,
+                                                              uart_faults, status, progress, pcap_wire)
             else:
                 transport = stack.enter_context(open_target(target))
         except ConnectError:
             raise
         except WirespeedError as exc:
             raise ConnectError("--target", str(exc)) from None
-        tester = _open(transport, target, describe_dut(dut, target) | _management_note(management, uart_faults),
+        tester = _open(transport, target,
+                       describe_dut(dut, target, addresses) | _management_note(management, uart_faults),
                        control, requires)
         tester.notes = notes
         if target == "sim" and not isinstance(dut, RtlDut):     # an RTL DUT leaves the models idle
@@ -232,7 +239,7 @@ def _open(transport: Transport, target: str, dut: dict[str, Any], control: Trans
     return tester
 
 
-def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, management: str,
+def _start_simulation(stack: contextlib.ExitStack, spec: Any, management: str,
                       uart_faults: str | None, status: Callable[[str | None], None],
                       progress: Callable[..., None] | None, pcap_wire: Path | None = None
                       ) -> tuple[Transport, Transport | None, Callable[[], dict[str, Any]]]:
@@ -240,7 +247,6 @@ def _start_simulation(stack: contextlib.ExitStack, dut: str | RtlDut | None, man
         from wirespeed.sim.launcher import SimProcess, UartFaults
     except ImportError as exc:
         raise ConnectError("--target", f"sim needs the wirespeed.sim package ({exc})") from None
-    spec = sim_dut_spec(dut)
     if management == "etherbone":
         status("starting the simulation (its first start builds it with Verilator)")
         try:
