@@ -373,7 +373,7 @@ def parse_dut(text: str) -> DutSpec:
             raise ValueError(f"dut {name}: parameter {key!r} given twice")
         value = _KINDS[kind][0](raw)
         lo, hi = cls.LIMITS.get(attr, (0, 0))
-        if kind == "file":
+        if kind in ("file", "netns", "ifname"):
             bad = value is None
         elif kind == "window":
             bad = value is None or not all(lo <= t <= hi for t in value) or value[1] == 0

@@ -272,6 +272,20 @@ def _parse_file(text: str) -> str | None:
     return path if text and os.path.isfile(path) and os.access(path, os.R_OK) else None
 
 
+def _parse_netns(text: str) -> str | None:
+    """An existing file's absolute path (a network namespace such as /run/netns/NAME), or None."""
+    path = os.path.abspath(os.path.expanduser(text))
+    return path if text and os.path.exists(path) else None
+
+
+_IFNAME_RE = re.compile(r"[^/:\s]{1,15}")
+
+
+def _parse_ifname(text: str) -> str | None:
+    """A Linux interface name (1..15 characters, no '/', ':' or white space), or None."""
+    return text if _IFNAME_RE.fullmatch(text) and text not in (".", "..") else None
+
+
 def _parse_window(text: str) -> tuple[int, int] | None:
     start, colon, length = text.partition(":")
     if not colon:
@@ -295,4 +309,6 @@ _KINDS = {
     "window": (_parse_window, lambda v: f"{format_time(v[0])}:{format_time(v[1])}"),
     "int": (_parse_int, str),
     "file": (_parse_file, str),
+    "netns": (_parse_netns, str),
+    "ifname": (_parse_ifname, str),
 }

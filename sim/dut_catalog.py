@@ -16,7 +16,8 @@ from .dut import _KINDS, _OPTIONAL, IMPAIR_PARAMS, MODELS, PROFILES
 __all__ = ["MEANINGS", "UNITS", "catalog"]
 
 #: the unit a parameter kind is written in
-UNITS = {"time": "time", "rate": "frames/s", "prob": "0..1", "window": "time:time", "int": "integer", "file": "path"}
+UNITS = {"time": "time", "rate": "frames/s", "prob": "0..1", "window": "time:time", "int": "integer", "file": "path",
+         "netns": "path", "ifname": "name"}
 
 #: (model, parameter) -> what it means; model "any" for the impairments every model takes
 MEANINGS: dict[tuple[str, str], str] = {
@@ -33,12 +34,16 @@ MEANINGS: dict[tuple[str, str], str] = {
     ("switch", "aging"): "an entry ages out this long after its address's last frame (0s: never)",
     ("switch", "rate"): "forwarding limit in frames/s (default: wire speed)",
     ("switch", "learning"): "1: learn source addresses; 0: flood every frame",
-    **{(model, name): meaning for model in ("linux-router", "linux-bridge") for name, meaning in (
+    ("tap", "netns"): "the network namespace you built (ip netns add NAME: /run/netns/NAME); never deleted",
+    ("tap", "if0"): "the TAP facing tester port 0: yours if it exists (kept), else created and removed",
+    ("tap", "if1"): "the TAP facing tester port 1: yours if it exists (kept), else created and removed",
+    **{(model, name): meaning for model in ("linux-router", "linux-bridge", "tap") for name, meaning in (
         ("latency", "from the frame the kernel answered (or a poll) to the output queue: the kernel takes no "
                     "simulated time"),
         ("poll", "how often the TAPs are read for what the kernel sends on its own timers"),
         ("queue", "output queue per port in frames (tail drop)"),
-        ("rules", "an nftables ruleset loaded into the namespace after the setup (nft -f)"))},
+        ("rules", "an nftables ruleset loaded into the namespace after the setup (nft -f)"))
+       if (model, name) != ("tap", "rules")},      # a user's namespace keeps its own ruleset
     ("any", "loss"): "share of frames dropped at random",
     ("any", "dup"): "share of frames sent twice",
     ("any", "reorder"): "share of frames held back behind the next one",

@@ -5,6 +5,8 @@
     linux-bridge                 a Linux bridge of the two TAPs
     linux-router:latency=5us,queue=256
     linux-router:rules=fw.nft    and an nftables ruleset (``--dut-rules FILE``)
+    tap:netns=/run/netns/lab,if0=t0,if1=t1
+                                 a namespace the user built (``ip netns add lab``), as it is
 
 What the kernel decides is real: forwarding, TTL/hop limit and checksum rewrites, ARP and
 neighbour discovery (against the tester's own responder, never static entries), bridge
@@ -29,6 +31,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Mapping
 from ipaddress import IPv4Network, IPv6Network
 from typing import ClassVar, Literal
@@ -41,7 +44,7 @@ from .dut_base import DutSpec, DutStartError, _int_text, _limits, _ranged, _time
 from .dut_params import param
 from .netns import run_in, unavailable
 
-__all__ = ["LinuxRouterSpec", "LinuxBridgeSpec", "LINUX_MODELS", "TAPS"]
+__all__ = ["LinuxRouterSpec", "LinuxBridgeSpec", "TapNetnsSpec", "LINUX_MODELS", "TAPS"]
 
 #: the TAP facing tester port p (sim/harness/dut_tap_kernel.h)
 TAPS = ("ws0", "ws1")
@@ -221,4 +224,58 @@ class LinuxBridgeSpec(_LinuxSpec):
         return super().report() | {"fdb": "bridge -j fdb show br br0"}
 
 
-LINUX_MODELS: dict[str, type[DutSpec]] = {"linux-router": LinuxRouterSpec, "linux-bridge": LinuxBridgeSpec}
+class TapNetnsSpec(_LinuxSpec):
+    """The TAPs in a network namespace the user built (``ip netns add NAME``: its file
+    /run/netns/NAME), configured as the user left it. A TAP device already there under the
+    name (a persistent one, ``ip tuntap add NAME mode tap``, in a bridge or routed) is attached
+    to and left there; a missing one is created, brought up and vanishes with the simulation.
+    The namespace is never deleted: it is not wirespeed's (sim/harness/dut_tap_kernel.h)."""
+
+    model: Literal["tap"] = "tap"
+    netns: str | None = None       # required: parse_dut refuses a tap without it
+    if0: str = TAPS[0]
+    if1: str = TAPS[1]
+
+    PARAMS: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "netns": ("netns", "netns", "an existing network namespace file, e.g. /run/netns/NAME (ip netns add NAME)"),
+        **{f"if{p}": (f"if{p}", "ifname", "an interface name of 1..15 characters without '/', ':' or spaces")
+           for p in _PORTS},
+        **{k: v for k, v in _LinuxSpec.PARAMS.items() if k != "rules"},    # the ruleset is the user's
+    }
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"if0", "if1", "latency", "poll", "queue"})
+
+    def model_post_init(self, context: object) -> None:
+        super().model_post_init(context)
+        if not self.netns:
+            raise ValueError("dut tap: netns=PATH is required (a namespace you built, e.g. /run/netns/NAME)")
+        if self.if0 == self.if1:
+            raise ValueError(f"dut tap: if0 and if1 must differ, not both {self.if0}")
+
+    def setup(self) -> str:
+        return ""       # the namespace is as the user built it
+
+    def tap(self, port: int) -> str:
+        return self.if1 if port else self.if0
+
+    def harness_args(self) -> list[str]:
+        return super().harness_args() + ["--tap-netns", str(self.netns), "--tap-if0", self.if0, "--tap-if1", self.if1]
+
+    def describe(self) -> dict:
+        return super().describe() | {"netns": self.netns, "taps": [self.if0, self.if1]}
+
+    def unavailable(self) -> str | None:
+        if os.geteuid() != 0:
+            return f"dut {self.model}: netns needs root (entering a namespace made by ip netns add)"
+        why = super().unavailable()
+        if why is None and subprocess.run(["nsenter", f"--net={self.netns}", "true"], capture_output=True,
+                                          timeout=30).returncode != 0:
+            return f"dut {self.model}: netns {self.netns} is not a network namespace (ip netns add NAME makes " \
+                   "/run/netns/NAME)"
+        return why
+
+    def report(self) -> dict[str, str]:
+        return super().report() | {"neighbours": "ip -j neigh show", "routes": "ip -j route show"}
+
+
+LINUX_MODELS: dict[str, type[DutSpec]] = {"linux-router": LinuxRouterSpec, "linux-bridge": LinuxBridgeSpec,
+                                          "tap": TapNetnsSpec}

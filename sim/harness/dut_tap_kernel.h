@@ -13,6 +13,13 @@
 //    on their own (MLD, router solicitations) until a setup turns IPv6 on.
 // Others configure the namespace by entering it (nsenter --target PID --net, plus --user
 // --preserve-credentials when /proc/PID/ns/user differs from theirs): sim/netns.py.
+//
+// With a namespace of the user's (set_target: --tap-netns PATH, --tap-if0/--tap-if1 NAME) the
+// process enters it (setns, root only) instead of making one, and changes nothing in it but
+// its TAPs: a TAP device already there under the name is attached to (the user's persistent
+// TAP, its configuration kept, left there at the end); a missing one is created, not
+// persistent, and brought up, so it vanishes with the process. The namespace is the user's:
+// it outlives the process.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -39,11 +46,18 @@ public:
     // or 0 when there is none.
     size_t read(unsigned port, uint8_t* buf);
 
-    static const char* name(unsigned port) { return port ? "ws1" : "ws0"; }
-    // "netns" or "userns+netns": how the namespace was made.
+    // The user's namespace (a file such as /run/netns/NAME) and the TAPs' names; before any
+    // TapKernel is made. An empty `netns`: a namespace of the process's own, TAPs ws0 and ws1.
+    static void set_target(const std::string& netns, const std::string& if0, const std::string& if1);
+    static const char* name(unsigned port) { return names_[port].c_str(); }
+    // "netns" or "userns+netns": how the namespace was made; "netns=PATH": the user's.
     const std::string& how() const { return how_; }
 
 private:
+    void open_taps(bool own_namespace);
+
+    static inline std::string netns_;
+    static inline std::string names_[kPorts] = {"ws0", "ws1"};
     int fd_[kPorts] = {-1, -1};
     std::string how_;
 };

@@ -7,12 +7,16 @@
 
 #include "dut_factory.h"
 #include "dut_params.h"
+#include "dut_tap_kernel.h"
 
 namespace ws::cli {
 
 void add_dut_options(Parser& parser, DutOptions& o) {
     parser.option("--dut", [&o](const std::string& v) { o.dut = v; });
     parser.option("--dut-param", [&o](const std::string& v) { o.params.push_back(split_param(v)); });
+    parser.option("--tap-netns", [&o](const std::string& v) { o.tap_netns = v; });
+    parser.option("--tap-if0", [&o](const std::string& v) { o.tap_if[0] = v; });
+    parser.option("--tap-if1", [&o](const std::string& v) { o.tap_if[1] = v; });
     parser.integer("--max-cycles", 0, INT64_MAX, [&o](long long v) { o.max_cycles = uint64_t(v); });
     parser.help([] {
         std::printf("DUT parameters (times in ns, probabilities in parts per 10^9):\n");
@@ -28,6 +32,7 @@ void add_dut_options(Parser& parser, DutOptions& o) {
 std::pair<std::unique_ptr<DutModel>, std::unique_ptr<DutModel>> make_duts(const Parser& parser,
                                                                         const DutOptions& o) {
     try {
+        TapKernel::set_target(o.tap_netns, o.tap_if[0], o.tap_if[1]);
         return {make_dut(o.dut, o.params, 0), make_dut(o.dut, o.params, 1)};
     } catch (const std::exception& e) {
         parser.usage_error(e.what());

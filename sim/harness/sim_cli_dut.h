@@ -13,10 +13,13 @@
 
 namespace ws::cli {
 
-// The DUT options: --dut NAME, --dut-param KEY=VALUE (repeated), --max-cycles N (0: none).
+// The DUT options: --dut NAME, --dut-param KEY=VALUE (repeated), --max-cycles N (0: none);
+// for the "tap" model, --tap-netns PATH and --tap-if0/--tap-if1 NAME (dut_tap_kernel.h).
 struct DutOptions {
     std::string dut = "loopback";
     std::vector<std::pair<std::string, std::string>> params;
+    std::string tap_netns;
+    std::string tap_if[2];
     uint64_t max_cycles = 0;
 };
 

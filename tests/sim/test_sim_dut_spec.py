@@ -52,7 +52,7 @@ def test_parse_good(text, expected):
     assert parse_dut(str(spec)) == spec  # canonical text round-trips
 
 
-MODEL_NAMES = "loopback, router, switch, linux-router, linux-bridge"
+MODEL_NAMES = "loopback, router, switch, linux-router, linux-bridge, tap"
 PROFILE_NAMES = ("bsdrp-306m, bsdrp-306m-tuned, bsdrp-306m-ipfw, bsdrp-306m-pf, openbsd49-i386-em, openbsd49-amd64-em, "
                  "freebsd-livelock")
 LOOPBACK_PARAMS = "delay, loss, dup, reorder, corrupt, blackout, seed, reboot"

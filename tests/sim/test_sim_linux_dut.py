@@ -1,6 +1,8 @@
 """The Linux DUTs' specification (sim/dut_linux.py) without a simulation: what the namespace is
 made of, and the one-line refusal on a machine without TUN or namespaces."""
 
+import os
+
 import pytest
 
 from wirespeed.cli import main
@@ -95,3 +97,26 @@ def test_dut_rules_become_the_linux_duts_rules_parameter(tmp_path):
     spec = parse_dut(with_rules("linux-bridge:latency=4us", rules))
     assert spec.rules == str(rules) and spec.latency_ns == 4000
     assert spec.describe()["ruleset"] == "table inet t {}\n"
+
+
+@pytest.mark.skipif(netns.unavailable() is not None or os.geteuid() != 0,
+                    reason="entering a namespace of ip netns add needs root, TUN and namespaces")
+@pytest.mark.parametrize("dut, message", [
+    ("tap", "dut tap: netns=PATH is required (a namespace you built, e.g. /run/netns/NAME)"),
+    ("tap:netns={missing}", "dut tap: netns must be an existing network namespace file, e.g. /run/netns/NAME "
+                            "(ip netns add NAME), got '{missing}'"),
+    ("tap:netns={plain}", "dut tap: netns {plain} is not a network namespace (ip netns add NAME makes "
+                          "/run/netns/NAME)"),
+    ("tap:netns={plain},if0=t0,if1=t0", "dut tap: if0 and if1 must differ, not both t0"),
+    ("tap:netns={plain},if1=a:b", "dut tap: if1 must be an interface name of 1..15 characters without '/', ':' "
+                                  "or spaces, got 'a:b'"),
+    ("tap:netns={plain},if0=sixteen-chars-xx", "dut tap: if0 must be an interface name of 1..15 characters "
+                                               "without '/', ':' or spaces, got 'sixteen-chars-xx'"),
+])
+def test_a_namespace_of_the_users_that_cannot_be_had_is_refused_in_one_line(tmp_path, capsys, dut, message):
+    names = {"missing": str(tmp_path / "none"), "plain": str(tmp_path / "plain")}
+    (tmp_path / "plain").write_text("")
+    code = main(["rfc2544", "--dut", dut.format(**names), "--sizes", "64", "--out", str(tmp_path / "run")])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and err == ["wirespeed: error: --dut: " + message.format(**names)]
+    assert not (tmp_path / "run").exists()

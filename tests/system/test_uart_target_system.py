@@ -256,8 +256,8 @@ def test_dut_control_window_on_its_own_port(uart_binary):
     (["--skew-ppm", "-50001"], "--skew-ppm must be an integer -50000..50000, got '-50001'"),
     (["--to-host", "lose=5"], "unknown fault 'lose' (drop, dup, late, corrupt)"),
     (["--vcd", "x.vcd"], "unknown argument '--vcd', allowed: --tcp-port, --control-udp-port, --divisor, "
-                         "--dut, --dut-param, --max-cycles, --seed, --late-ms, --skew-ppm, --to-design, "
-                         "--to-host, --help"),
+                         "--dut, --dut-param, --tap-netns, --tap-if0, --tap-if1, --max-cycles, --seed, "
+                         "--late-ms, --skew-ppm, --to-design, --to-host, --help"),
 ])
 def test_cli_errors(uart_binary, args, message):
     check_error(uart_binary, "wirespeed-sim-uart", args, message)

@@ -114,9 +114,10 @@ def with_rules(dut: str | RtlDut | None, rules: Path | None) -> str | RtlDut | N
         from wirespeed.sim.dut_linux import LINUX_MODELS
     except ImportError as exc:
         raise InputError("--dut-rules", f"needs the wirespeed.sim package ({exc})") from None
+    ruled = [name for name, cls in LINUX_MODELS.items() if "rules" in cls.PARAMS]
     name, _, params = dut.strip().partition(":") if isinstance(dut, str) else ("", "", "")
-    if name.strip() not in LINUX_MODELS:
-        raise InputError("--dut-rules", f"needs --dut {' or '.join(LINUX_MODELS)}")
+    if name.strip() not in ruled:
+        raise InputError("--dut-rules", f"needs --dut {' or '.join(ruled)}")
     path = rules.expanduser().resolve()
     if not path.is_file() or not os.access(path, os.R_OK):
         raise InputError("--dut-rules", f"{rules}: not a readable file")
