@@ -42,8 +42,9 @@ MEANINGS: dict[tuple[str, str], str] = {
                     "simulated time"),
         ("poll", "how often the TAPs are read for what the kernel sends on its own timers"),
         ("queue", "output queue per port in frames (tail drop)"),
-        ("rules", "an nftables ruleset loaded into the namespace after the setup (nft -f)"))
-       if (model, name) != ("tap", "rules")},      # a user's namespace keeps its own ruleset
+        ("rules", "an nftables ruleset loaded into the namespace after the setup (nft -f)"),
+        ("mtu", "both TAPs' MTU (default the kernel's 1500): larger packets are fragmented or refused"))
+       if model != "tap" or name not in ("rules", "mtu")},      # a user's namespace keeps its own
     ("any", "loss"): "share of frames dropped at random",
     ("any", "dup"): "share of frames sent twice",
     ("any", "reorder"): "share of frames held back behind the next one",

@@ -5,6 +5,7 @@
     linux-bridge                 a Linux bridge of the two TAPs
     linux-router:latency=5us,queue=256
     linux-router:rules=fw.nft    and an nftables ruleset (``--dut-rules FILE``)
+    linux-router:mtu=1000        both TAPs' MTU (the kernel fragments or refuses larger packets)
     tap:netns=/run/netns/lab,if0=t0,if1=t1
                                  a namespace the user built (``ip netns add lab``), as it is
 
@@ -51,6 +52,9 @@ TAPS = ("ws0", "ws1")
 _PORTS = range(len(TAPS))
 _SIDE_V4 = 16
 _SIDE_V6 = 64
+#: the TAPs' MTU: IPv4's minimum (RFC 791) .. the largest a TAP takes; below 1280 the kernel
+#: turns IPv6 off on the device (RFC 8200's minimum link MTU)
+_MTU = (68, 65521)
 
 
 def _sha256(text: str) -> str:
@@ -69,6 +73,7 @@ class _LinuxSpec(DutSpec):
     poll_ns: int = param("tap", "poll_ns").default
     queue: int = _ranged(param("tap", "queue"))
     rules: str | None = None    # an nftables ruleset file (absolute path)
+    mtu: int = 0                # both TAPs' MTU; 0: the kernel's (1500)
     #: the tester ports' own addresses by port (the others: the defaults); not part of the text
     addresses: dict[int, PortAddress] = Field(default_factory=dict)
 
@@ -77,12 +82,14 @@ class _LinuxSpec(DutSpec):
         "poll": ("poll_ns", "time", _time_text(param("tap", "poll_ns"), "10us")),
         "queue": ("queue", "int", _int_text(param("tap", "queue"))),
         "rules": ("rules", "file", "a readable nftables ruleset file (e.g. fw.nft)"),
+        "mtu": ("mtu", "int", f"an integer {_MTU[0]}..{_MTU[1]} (bytes of IP packet, e.g. 1000)"),
     }
-    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"latency", "poll", "queue", "rules"})
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"latency", "poll", "queue", "rules", "mtu"})
     LIMITS: ClassVar[dict[str, tuple[int, int]]] = {
         "latency_ns": _limits(param("tap", "latency_ns")),
         "poll_ns": _limits(param("tap", "poll_ns")),
         "queue": _limits(param("tap", "queue")),
+        "mtu": _MTU,
     }
 
     def _check_times(self) -> None:
@@ -98,6 +105,10 @@ class _LinuxSpec(DutSpec):
 
     def with_addresses(self, addresses: Mapping[int, PortAddress]) -> _LinuxSpec:
         return self.model_copy(update={"addresses": dict(addresses)})
+
+    def _mtu_lines(self, taps: tuple[str, ...] = TAPS) -> list[str]:
+        # after a TAP's IPv6 setup: an MTU below 1280 takes IPv6 (and its /proc/sys entries) away
+        return [f"ip link set {tap} mtu {self.mtu}" for tap in taps] if self.mtu else []
 
     def port_address(self, port: int) -> PortAddress:
         """Tester port ``port``'s own addresses: the run's, else the defaults."""
@@ -198,6 +209,7 @@ class LinuxRouterSpec(_LinuxSpec):
                 _sysctl(f"net/ipv6/conf/{tap}/disable_ipv6", 0),
                 f"ip address add {v4.broadcast_address - 1}/32 dev {tap}",
                 f"ip address add {v6.network_address + 0xfffe}/{_SIDE_V6} dev {tap} nodad",
+                *self._mtu_lines((tap,)),
                 f"ip link set {tap} up",
                 f"ip route add {own.ipv4}/32 dev {tap}",
                 f"ip route add {v4} via {own.ipv4} dev {tap}",
@@ -215,7 +227,7 @@ class LinuxBridgeSpec(_LinuxSpec):
     model: Literal["linux-bridge"] = "linux-bridge"
 
     def setup(self) -> str:
-        lines = ["ip link set lo up", "ip link add br0 type bridge"]
+        lines = ["ip link set lo up", "ip link add br0 type bridge", *self._mtu_lines()]
         lines += [f"ip link set {tap} master br0" for tap in TAPS]
         lines += [f"ip link set {tap} up" for tap in TAPS] + ["ip link set br0 up"]
         return "\n".join(lines) + "\n"
@@ -240,7 +252,8 @@ class TapNetnsSpec(_LinuxSpec):
         "netns": ("netns", "netns", "an existing network namespace file, e.g. /run/netns/NAME (ip netns add NAME)"),
         **{f"if{p}": (f"if{p}", "ifname", "an interface name of 1..15 characters without '/', ':' or spaces")
            for p in _PORTS},
-        **{k: v for k, v in _LinuxSpec.PARAMS.items() if k != "rules"},    # the ruleset is the user's
+        # the ruleset and the TAPs' MTU are the user's
+        **{k: v for k, v in _LinuxSpec.PARAMS.items() if k not in ("rules", "mtu")},
     }
     OPTIONAL: ClassVar[frozenset[str]] = frozenset({"if0", "if1", "latency", "poll", "queue"})
 

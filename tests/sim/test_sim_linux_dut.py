@@ -49,6 +49,19 @@ def test_the_router_follows_the_tester_addresses_it_is_given():
     assert "198.19." not in script
 
 
+def test_the_mtu_is_set_on_both_taps_after_their_ipv6_setup():
+    script = parse_dut("linux-router:mtu=1000").setup().splitlines()
+    for tap in ("ws0", "ws1"):
+        mtu = script.index(f"ip link set {tap} mtu 1000")
+        # below 1280 the kernel takes the TAP's IPv6 away, its /proc/sys entries with it
+        assert script.index(f"echo 0 > /proc/sys/net/ipv6/conf/{tap}/disable_ipv6") < mtu
+        assert mtu < script.index(f"ip link set {tap} up")
+    assert "mtu 1280" in parse_dut("linux-bridge:mtu=1280").setup()
+    assert " mtu " not in parse_dut("linux-router").setup()
+    with pytest.raises(ValueError, match=r"^dut linux-router: mtu must be an integer 68\.\.65521 "):
+        parse_dut("linux-router:mtu=67")
+
+
 @pytest.mark.parametrize("port1, message", [
     ({"ipv4": "198.18.0.9"}, "--address: dut linux-router routes between two networks: ports 0 and 1 are both in "
                              "198.18.0.0/16; give one an IPv4 address outside it"),
@@ -69,7 +82,7 @@ def test_tester_addresses_the_router_cannot_route_are_refused_in_one_line(tmp_pa
     ("linux-router:latency=5ns", "dut linux-router: latency must be a time 0ns..1s, multiple of 8ns (e.g. 2us), "
                                  "got '5ns'"),
     ("linux-bridge:queue=0", "dut linux-bridge: queue must be an integer 1..65536, got '0'"),
-    ("linux-router:rate=1M", "dut linux-router: unknown parameter 'rate', allowed: latency, poll, queue, rules"),
+    ("linux-router:rate=1M", "dut linux-router: unknown parameter 'rate', allowed: latency, poll, queue, rules, mtu"),
 ])
 def test_bad_parameters_are_named(text, message):
     with pytest.raises(ValueError) as exc:

@@ -257,6 +257,23 @@ def test_rfc2544_over_ipv6_is_routed_without_loss_after_neighbour_discovery(tmp_
     assert all("PERMANENT" not in n.get("state", []) for n in state["neighbours"])
 
 
+def test_ipv6_packets_above_the_egress_mtu_are_refused_with_packet_too_big(tmp_path, capsys):
+    """IPv6 routers never fragment: a 1518-byte frame's 1500-byte packet meets an MTU of 1280."""
+    out = tmp_path / "run"
+    code = main(["rfc2544", "--tests", "frame-loss", "--loss-points", "100", "--sizes", "1518", "--ip-version", "6",
+                 "--trial-duration", "1ms", "--calibration", "none", "--wait", "200us", "--settle", "200us",
+                 "--dut", "linux-router:mtu=1280", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    record = json.loads((out / "results.json").read_text())
+    (t,) = record["trials"]
+    assert t["tx_frames"] > 80 and t["lost_frames"] == t["tx_frames"] and t["rx_frames"] == 0
+    snmp6 = {line.split()[0]: int(line.split()[1]) for line in record["dut_state"]["snmp"].splitlines()
+             if line.startswith(("Icmp6", "Ip6"))}
+    assert snmp6["Icmp6OutPktTooBigs"] >= t["tx_frames"] and snmp6["Ip6FragFails"] >= t["tx_frames"]
+    # the errors go back to the sender as other frames, never as frames received
+    assert t["counters"]["0"]["other_frames"] >= t["tx_frames"] and t["stray_frames"] == {}
+
+
 def _sim_child(parent: int) -> int | None:
     """The simulation process started by ``parent``, once it runs in a namespace of its own."""
     for entry in Path("/proc").iterdir():
