@@ -3,7 +3,9 @@
 
 A frame is a test frame when its last 16 bytes before the FCS hold the magic and a check
 that matches the other signature fields, whatever comes in front (Ethernet II, 802.1Q,
-IPv4, IPv6, headers a DUT rewrote); a frame of fewer than 16 bytes (FCS stripped) never is.
+IPv4, IPv6, headers a DUT rewrote), unless it is an IP fragment
+(:mod:`wirespeed.gateware.fragment`: the last fragment of a test packet ends with its
+signature); a frame of fewer than 16 bytes (FCS stripped) never is.
 The analyzer keeps the latest 16 bytes in a shift register: at the frame's last byte the
 signature is in it.
 
@@ -18,7 +20,8 @@ by one of two definitions chosen by ``lat_def``:
 The selected latency feeds every latency statistic, ``lat_value`` and the per-frame events.
 
 Per port: test frames and bytes (good FCS, FCS included), FCS errors (any frame the MAC
-flags), other (non-test) frames with a good FCS, and the latency of every good test frame as min, max, sum and sum of
+flags), IP fragments with a good FCS, other (non-test, non-fragment) frames with a good
+FCS, and the latency of every good test frame as min, max, sum and sum of
 squares in ns, and jitter as the sum of |latency - previous latency| over consecutive test
 frames (RFC 4689 3.2.5 / RFC 3550 style mean absolute delay variation = jitter_sum /
 (frames - 1)). Each good test frame's latency is also offered on ``lat_sample``/``lat_value``
@@ -44,6 +47,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from . import frame as F
+from .fragment import FragmentDetector
 from .replica import replicas
 from .square import SerialSquare
 from .streams import RxStream
@@ -68,6 +72,7 @@ class Analyzer(wiring.Component):
     rx_bytes: Out(64)
     fcs_errors: Out(64)
     other_frames: Out(64)
+    fragment_frames: Out(64)
     lat_min: Out(32, init=LAT_MIN_INIT)
     lat_max: Out(32)
     lat_sum: Out(64)
@@ -91,6 +96,8 @@ class Analyzer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         s = self.sink
+        m.submodules.fragment = frag = FragmentDetector()
+        m.d.comb += [frag.sink.valid.eq(s.valid), frag.sink.payload.eq(s.payload)]
 
         # Byte stage: every byte shifts into the signature window; the receive timestamp is
         # taken at the first byte.
@@ -122,10 +129,12 @@ class Analyzer(wiring.Component):
         m.d.comb += want_check.eq(F.SIG_CHECK_SEED ^ sid ^ seq[16:] ^ seq[:16] ^ ts[32:] ^ ts[16:32] ^ ts[:16])
         is_test = Signal()
         m.d.comb += is_test.eq(done_long & (magic == F.SIG_MAGIC) & (check == want_check))
-        d_valid, d_test, d_err = Signal(), Signal(), Signal()
+        d_valid, d_test, d_err, d_frag = Signal(), Signal(), Signal(), Signal()
         d_sid, d_seq, d_len, d_rx, d_raw = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
         d_tx = Signal(48)
+        # ``frag.fragment`` holds the frame's answer on this clock, the one after its last byte
         m.d.sync += [d_valid.eq(done), d_test.eq(is_test), d_err.eq(done_err), d_sid.eq(sid), d_tx.eq(ts),
+                     d_frag.eq(frag.fragment),
                      d_seq.eq(seq), d_len.eq(done_len), d_rx.eq(rx_ts),
                      d_raw.eq(rx_ts[:32] - ts[:32])]      # first bit in to first bit out, mod 2**32
 
@@ -137,17 +146,20 @@ class Analyzer(wiring.Component):
         lat = Signal(32)
         m.d.comb += [serial.eq(d_len * NS_PER_BYTE),
                      lat.eq(Mux(self.lat_def == LAT_LAST_BIT, Mux(d_raw >= serial, d_raw - serial, 0), d_raw))]
-        c_valid, c_test, c_err = Signal(), Signal(), Signal()
+        c_valid, c_test, c_err, c_frag = Signal(), Signal(), Signal(), Signal()
         c_sid, c_seq, c_len, c_rx, c_lat = Signal(16), Signal(32), Signal(16), Signal(64), Signal(32)
         c_tx = Signal(48)
         sq_lat = Signal(32)
-        m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test), c_err.eq(d_err), c_sid.eq(d_sid), c_tx.eq(d_tx),
+        # a fragment is never a test frame, whatever its last 16 bytes
+        d_test_frame = d_test & ~d_frag
+        m.d.sync += [c_valid.eq(d_valid), c_test.eq(d_test_frame), c_err.eq(d_err), c_frag.eq(d_frag),
+                     c_sid.eq(d_sid), c_tx.eq(d_tx),
                      c_seq.eq(d_seq), c_len.eq(d_len), c_rx.eq(d_rx), c_lat.eq(lat)]
         # one copy of c_good per counter it enables (each placed by its counter: together they
         # enable over 300 flip-flops)
-        c_good = replicas(m, "sync", d_valid & d_test & ~d_err,
+        c_good = replicas(m, "sync", d_valid & d_test_frame & ~d_err,
                           ["frames", "bytes", "sum", "rx", "min", "max", "sq", "jit"], prefix="c_good")
-        with m.If(d_valid & d_test & ~d_err):
+        with m.If(d_valid & d_test_frame & ~d_err):
             m.d.sync += sq_lat.eq(lat)
 
         # Count stage: port counters and the per-frame event.
@@ -159,6 +171,8 @@ class Analyzer(wiring.Component):
         with m.If(c_valid):
             with m.If(c_err):
                 m.d.sync += self.fcs_errors.eq(self.fcs_errors + 1)
+            with m.Elif(c_frag):
+                m.d.sync += self.fragment_frames.eq(self.fragment_frames + 1)
             with m.Elif(~c_test):
                 m.d.sync += self.other_frames.eq(self.other_frames + 1)
         with m.If(c_good["frames"]):
@@ -219,8 +233,8 @@ class Analyzer(wiring.Component):
                          j_valid.eq(0)]
             m.d.sync += [
                 self.rx_frames.eq(0), self.rx_bytes.eq(0),
-                self.fcs_errors.eq(0), self.other_frames.eq(0), self.lat_min.eq(LAT_MIN_INIT),
-                self.lat_max.eq(LAT_MAX_INIT), self.lat_sum.eq(0), self.first_rx_ns.eq(0),
-                self.last_rx_ns.eq(0), have_first.eq(0),
+                self.fcs_errors.eq(0), self.other_frames.eq(0), self.fragment_frames.eq(0),
+                self.lat_min.eq(LAT_MIN_INIT), self.lat_max.eq(LAT_MAX_INIT), self.lat_sum.eq(0),
+                self.first_rx_ns.eq(0), self.last_rx_ns.eq(0), have_first.eq(0),
             ]
         return m

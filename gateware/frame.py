@@ -86,3 +86,34 @@ def parse_signature(frame: bytes):
     if int.from_bytes(sig[14:16], "big") != signature_check(stream_id, seq, ts):
         return None
     return stream_id, seq, ts
+
+
+ETHERTYPE_IPV6 = 0x86DD
+#: one VLAN tag (802.1Q C-tag, 802.1ad S-tag) moves the EtherType 4 bytes on
+VLAN_TPIDS = (0x8100, 0x88A8)
+VLAN_TAG = 4
+#: IPv4 header bytes 6-7: flags (reserved, DF, MF) and the 13-bit fragment offset
+IPV4_FRAG_FIELD = 6
+IPV4_MF_AND_OFFSET = 0x3FFF
+#: IPv6 fixed header byte 6: Next Header; 44 is the Fragment header (RFC 8200 4.5)
+IPV6_NEXT_HEADER = 6
+IPV6_NH_FRAGMENT = 44
+
+
+def is_fragment(frame: bytes) -> bool:
+    """Golden model of the analyzer's fragment recogniser (``frame`` without FCS): an IPv4
+    packet with MF set or a non-zero fragment offset, or an IPv6 packet whose fixed header's
+    Next Header is the Fragment header, untagged or behind one VLAN tag. A 16-bit field the
+    frame does not hold whole reads 0."""
+    def word(at):
+        return int.from_bytes(frame[at:at + 2], "big") if len(frame) >= at + 2 else 0
+
+    at = ETH_HDR - 2
+    if word(at) in VLAN_TPIDS:
+        at += VLAN_TAG
+    ethertype, ip = word(at), at + 2
+    if ethertype == ETHERTYPE_IPV4:
+        return word(ip + IPV4_FRAG_FIELD) & IPV4_MF_AND_OFFSET != 0
+    if ethertype == ETHERTYPE_IPV6:
+        return word(ip + IPV6_NEXT_HEADER) >> 8 == IPV6_NH_FRAGMENT
+    return False

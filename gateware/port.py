@@ -61,6 +61,10 @@ _ANA_COUNTERS = [
     ("lat_sq_sum", 96, "sum of squared latencies, ns^2"),
     ("jitter_sum", 64, "sum of |latency - previous latency| over consecutive test frames, ns"),
 ]
+#: analyzer counters added after the histograms' registers, so that none of those moved
+_ANA_LATER_COUNTERS = [
+    ("fragment_frames", 64, "good frames that are IP fragments (never test frames)"),
+]
 
 
 def layout(base, config, index):
@@ -104,13 +108,15 @@ def _analyzer_config_layout(base, config):
 def _analyzer_results_layout(base, config):
     """Byte offsets in the analyzer's results block (at ``base``): the registers the build has
     one after another (each on the word after the previous one's last) from 0, in the order
-    of ``_ANA_COUNTERS``, ``GAP_FIELDS`` and the histograms' registers; then the ``hist``
+    of ``_ANA_COUNTERS``, ``GAP_FIELDS``, the histograms' registers and
+    ``_ANA_LATER_COUNTERS``; then the ``hist``
     window on the next multiple of its size, ``hist_uo`` right after it."""
     widths = [(name, bits) for name, bits, _ in _ANA_COUNTERS if config.stream_stats or name != "seq_errors"]
     widths += [(name, bits) for name, bits, _ in GAP_FIELDS if config.stream_stats or not name.startswith("loss_")]
     widths += [("hist_offset", 32), ("hist_shift", 5), ("hist_underflow", 64), ("hist_overflow", 64),
                ("hist_used", config.hist_streams), ("hist_clearing", 1),
                ("hist_stream", max(1, (config.hist_streams - 1).bit_length()))]
+    widths += [(name, bits) for name, bits, _ in _ANA_LATER_COUNTERS]
     at, offset = {}, 0
     for name, bits in widths:
         at[name], offset = offset, offset + 4 * ((bits + 31) // 32)
@@ -184,7 +190,7 @@ class TesterPort(wiring.Component):
         at = _analyzer_results_layout(regs.base, config)
         # without the per-stream statistics there are no sequence errors to count, nor gaps
         self._ana_snap = {name: regs.add(f"{p}.ana.{name}", bits, "r", offset=at[name], doc=doc + " (snapshot)")
-                          for name, bits, doc in _ANA_COUNTERS
+                          for name, bits, doc in _ANA_COUNTERS + _ANA_LATER_COUNTERS
                           if config.stream_stats or name != "seq_errors"}
         # the gap tracker's loss events come from the per-stream sequence trackers
         self._gap_snap = {name: regs.add(f"{p}.ana.{name}", bits, "r", offset=at[name], doc=doc + " (snapshot)")

@@ -187,6 +187,7 @@ class Ana:
         "last_rx_ns",
         "lat_sq_sum",
         "jitter_sum",
+        "fragment_frames",
         "gap_max",
         "gap_end_rx",
         "gap_end_tx",
@@ -246,6 +247,8 @@ class Ana:
         self.lat_sq_sum = prefix + ".lat_sq_sum"
         #: sum of |latency - previous latency| over consecutive test frames, ns (snapshot) (r, 64 bits)
         self.jitter_sum = prefix + ".jitter_sum"
+        #: good frames that are IP fragments (never test frames) (snapshot) (r, 64 bits)
+        self.fragment_frames = prefix + ".fragment_frames"
         #: largest interval between the receive timestamps of two consecutive good test frames (any stream)
         #: since CLEAR, ns (0 before the second frame) (snapshot) (r, 48 bits)
         self.gap_max = prefix + ".gap_max"

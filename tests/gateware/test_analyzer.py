@@ -1,12 +1,13 @@
 """Analyzer against a golden model: recognition of the signature at the end of the frame
-whatever the headers, counters, sequence, both latency definitions and the per-frame
-events, across frame sizes, back-to-back frames and idle cycles inside frames."""
+whatever the headers, IP fragments counted apart, counters, sequence, both latency
+definitions and the per-frame events, across frame sizes, back-to-back frames and idle
+cycles inside frames."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
-from scapy.all import IP, UDP, Dot1Q, Ether, IPv6, Raw
+from scapy.all import IP, UDP, Dot1Q, Ether, IPv6, IPv6ExtHdrFragment, Raw
 
 from wirespeed.gateware import frame as F
 from wirespeed.gateware.analyzer import LAT_FIRST_BIT, LAT_LAST_BIT, LAT_MIN_INIT, Analyzer
@@ -29,7 +30,7 @@ class AnalyzerModel:
 
     def __init__(self, lat_def):
         self.lat_def = lat_def
-        self.c = dict(rx_frames=0, rx_bytes=0, fcs_errors=0, other_frames=0,
+        self.c = dict(rx_frames=0, rx_bytes=0, fcs_errors=0, other_frames=0, fragment_frames=0,
                       lat_min=LAT_MIN_INIT, lat_max=0, lat_sum=0, first_rx_ns=0, last_rx_ns=0,
                       lat_sq_sum=0, jitter_sum=0)
         self.prev = None
@@ -38,7 +39,8 @@ class AnalyzerModel:
 
     def frame(self, data, error, rx_ts):
         c = self.c
-        sig = F.parse_signature(data)
+        fragment = F.is_fragment(data)
+        sig = None if fragment else F.parse_signature(data)       # a fragment is never a test frame
         length = len(data) + F.FCS
         if sig is not None:
             sid, seq, ts = sig
@@ -47,6 +49,9 @@ class AnalyzerModel:
                                     ev_rx_ns=rx_ts, ev_tx_ns=ts, ev_bytes=length))
         if error:
             c["fcs_errors"] += 1
+            return
+        if fragment:
+            c["fragment_frames"] += 1
             return
         if sig is None:
             c["other_frames"] += 1
@@ -230,3 +235,71 @@ def test_squares_of_test_frames_back_to_back():
                 latencies=[3_000_000_000, 4_294_967_295, 1, 80_000])
     assert model.c["rx_frames"] == 8
     assert model.c["lat_sq_sum"] == 2 * (3_000_000_000 ** 2 + 4_294_967_295 ** 2 + 1 + 80_000 ** 2)
+
+
+FRAGMENTS = {
+    "ipv4_more_fragments": ETH / IP(src="198.18.0.1", dst="198.19.0.1", flags="MF") / UDP(dport=7),
+    "ipv4_last_fragment": ETH / IP(src="198.18.0.1", dst="198.19.0.1", frag=185),
+    "ipv4_df_and_offset": ETH / IP(src="198.18.0.1", dst="198.19.0.1", flags="DF", frag=1),
+    "ipv6_fragment_header": ETH / IPv6(src="2001:2::1", dst="2001:2::2") / IPv6ExtHdrFragment(offset=1),
+    "vlan_ipv4_fragment": ETH / Dot1Q(vlan=100) / IP(src="198.18.0.1", dst="198.19.0.1", frag=185),
+    "s_tag_ipv6_fragment": Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01", type=0x88A8) / Dot1Q(vlan=7)
+                           / IPv6(src="2001:2::1", dst="2001:2::2") / IPv6ExtHdrFragment(m=1),
+}
+#: whole packets: test frames, whatever DF says
+NOT_FRAGMENTS = {
+    "ipv4_df": ETH / IP(src="198.18.0.1", dst="198.19.0.1", flags="DF") / UDP(dport=7),
+    "vlan_ipv4_df": ETH / Dot1Q(vlan=100) / IP(src="198.18.0.1", dst="198.19.0.1", flags="DF") / UDP(dport=7),
+    "ipv6_udp": HEADERS["ipv6"],
+}
+
+
+def with_headers(pkt, size, seq, sid=3):
+    """``pkt`` and the signature in ``size`` bytes, or as few more as they need."""
+    head = bytes(pkt)
+    size = max(size, len(head) + F.SIG_FROM_END)
+    return lambda rx_ts, lat: with_signature(head, size, sid, seq, rx_ts - lat)
+
+
+def fragment_traffic(sizes):
+    """Every fragment kind ending with a valid signature, among test frames of the same
+    stream in order; a bad-FCS fragment; a signature-only frame right after a fragment."""
+    items, seq = [], 0
+    kinds = [*FRAGMENTS.values(), *NOT_FRAGMENTS.values()]
+    for i, pkt in enumerate(kinds * 2):
+        fragment = i % len(kinds) < len(FRAGMENTS)
+        size = sizes[i % len(sizes)]
+        items.append((with_headers(pkt, size, 1000 + i if fragment else seq), 0))
+        seq += not fragment
+        items.append((appendix_c(sizes[-1 - i % len(sizes)], seq), 0))
+        seq += 1
+    items.insert(3, (with_headers(FRAGMENTS["ipv4_last_fragment"], 80, 2000), 1))     # bad FCS
+    items.insert(5, (lambda rx_ts, lat: F.signature(3, 3000, rx_ts - lat), 0))       # after a fragment
+    return items
+
+
+@pytest.mark.parametrize("gap", GAPS)
+@pytest.mark.parametrize("sizes", [[64], [65, 99, 127], [128, 1518, 71]], ids=str)
+def test_fragments_are_counted_apart(sizes, gap):
+    """An IP fragment (IPv4 MF or offset, IPv6 Fragment header, untagged or behind one VLAN
+    tag) is counted in fragment_frames, never as a test frame, even when its last 16 bytes
+    are a valid signature: no rx count, no latency, no event. DF alone is not a fragment."""
+    rng = random.Random(len(sizes) + len(gap))
+    gap_cycles, idle_p = GAPS[gap]
+    items = fragment_traffic(sizes)
+    model = run(items, lat_def=LAT_LAST_BIT, gap_cycles=gap_cycles, idle_p=idle_p, rng=rng, latencies=LATENCIES)
+    assert model.c["fragment_frames"] == 2 * len(FRAGMENTS) and model.c["fcs_errors"] == 1
+    assert model.c["other_frames"] == 0
+    assert model.c["rx_frames"] == 2 * len(NOT_FRAGMENTS) + 2 * (len(FRAGMENTS) + len(NOT_FRAGMENTS)) + 1
+    assert all(e["ev_seq"] < 1000 or e["ev_seq"] == 3000 for e in model.events)
+
+
+def test_fragment_golden_model():
+    """The golden model reads the fields where the headers put them."""
+    for name, pkt in FRAGMENTS.items():
+        assert F.is_fragment(bytes(pkt)), name
+    for name, pkt in {**NOT_FRAGMENTS, **HEADERS}.items():
+        assert not F.is_fragment(bytes(pkt)), name
+    assert not F.is_fragment(bytes(FRAGMENTS["ipv4_more_fragments"])[:21])       # flags not held whole
+    qinq = ETH / Dot1Q(vlan=1) / Dot1Q(vlan=2) / IP(flags="MF")
+    assert not F.is_fragment(bytes(qinq))                                        # one tag is looked behind
