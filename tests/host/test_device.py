@@ -214,23 +214,39 @@ def test_run_trial_sequence_and_result(device, fake):
     assert result.period_q32 == pytest.approx(168 << 32, rel=1e-9)  # 50 % of line rate
 
 
+def _arriving(device, monkeypatch, counter, values):
+    """Each SNAPSHOT reads the next of ``values`` as port 1's ``counter``; returns what is left."""
+    real = device.snapshot_counters
+    arrivals = iter(values)
+
+    def draining():
+        counters = real()
+        counters[1] = counters[1].model_copy(update={counter: next(arrivals)})
+        return counters
+
+    monkeypatch.setattr(device, "snapshot_counters", draining)
+    return arrivals
+
+
 def test_wait_stretches_while_a_dut_still_drains(device, fake, monkeypatch):
     """Frames still arriving at the end of the wait (a deep queue emptying): the wait goes on
     by halves until one passes without a frame, so none is left for the next trial."""
     script_trial(fake, tx=1000, rx=1000)
-    real = device.snapshot_counters
-    arrivals = iter([400, 700, 900, 1000, 1000, 1000])
-
-    def draining():
-        counters = real()
-        counters[1] = counters[1].model_copy(update={"rx_frames": next(arrivals)})
-        return counters
-
-    monkeypatch.setattr(device, "snapshot_counters", draining)
+    arrivals = _arriving(device, monkeypatch, "rx_frames", [400, 700, 900, 1000, 1000, 1000])
     result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
     assert result.rx_frames == 1000 and result.passed
     assert result.drain_steps == 3 and result.wait_ns == 5_000    # three half waits more before a quiet one
     assert next(arrivals) == 1000                        # five snapshots: 400, 700, 900, 1000, 1000
+
+
+def test_fragments_still_arriving_stretch_the_wait_and_are_not_received_frames(device, fake, monkeypatch):
+    """A DUT fragmenting every frame: what arrives is fragments only (pN.ana.fragment_frames);
+    the wait goes on while they do, and none is a frame received."""
+    script_trial(fake, tx=1000, rx=0)
+    _arriving(device, monkeypatch, "fragment_frames", [800, 1400, 2000, 2000, 2000])
+    result = device.run_trial(flows(), 744_047.619, duration_ns=10_000, wait_ns=5_000)
+    assert result.drain_steps == 2 and result.counters[1].fragment_frames == 2000
+    assert result.rx_frames == 0 and result.lost_frames == 1000 and not result.passed
 
 
 @pytest.mark.parametrize("tx, rx, seq, fcs", [(1000, 999, 0, 0), (1000, 1001, 0, 0), (1000, 1000, 1, 0),

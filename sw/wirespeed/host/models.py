@@ -61,6 +61,9 @@ class PortCounters(BaseModel):
     # per-stream statistics): a DUT's ICMP error quoting a frame the port sent ends with that
     # frame's signature, so the analyzer counted it in rx_frames
     foreign_frames: int = 0
+    # IP fragments (pN.ana.fragment_frames): never test frames, though a test packet's last
+    # fragment ends with its signature, and not other frames
+    fragment_frames: int = 0
 
     @staticmethod
     def register(port: int, counter: str) -> str:

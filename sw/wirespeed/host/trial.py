@@ -220,7 +220,8 @@ def _settle(dev: Any, wait_ns: int, rx_ports: Sequence[int]) -> tuple[dict[int, 
     without a frame (at most :data:`DRAIN_STEPS` times). So no frame of this trial is left to
     arrive in the next one. Returns the counters and the half waits added."""
     def received(counters: dict[int, PortCounters]) -> int:
-        return sum(counters[p].rx_frames + counters[p].other_frames + counters[p].fcs_errors for p in rx_ports)
+        return sum(counters[p].rx_frames + counters[p].other_frames + counters[p].fragment_frames
+                   + counters[p].fcs_errors for p in rx_ports)
 
     half = max(wait_ns // 2, 1)
     dev.wait_ns(wait_ns - half)
