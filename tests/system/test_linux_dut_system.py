@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from records import snmp
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.utils import rdpcap
@@ -210,12 +211,6 @@ def test_a_ruleset_nft_refuses_is_one_line_naming_the_file(tmp_path, capsys):
     assert not (tmp_path / "run" / "results.json").exists()
 
 
-def _snmp(text: str, group: str) -> dict[str, int]:
-    """One group of /proc/net/snmp (a line of names, then a line of values)."""
-    names, values = [line.split()[1:] for line in text.splitlines() if line.startswith(f"{group}:")][:2]
-    return dict(zip(names, map(int, values)))
-
-
 @pytest.mark.skipif(shutil.which("nft") is None, reason="nft is not installed (Debian package nftables)")
 def test_icmp_errors_quoting_test_frames_back_are_not_received_frames(tmp_path, capsys):
     rules = tmp_path / "fw.nft"
@@ -231,7 +226,7 @@ def test_icmp_errors_quoting_test_frames_back_are_not_received_frames(tmp_path, 
     (counter,) = [e["counter"] for e in rule["expr"] if "counter" in e]
     assert t["lost_frames"] == counter["packets"] > 0
     # each ICMP error (rate-limited by the kernel) came back to port 0 with port 0's signature
-    icmp = _snmp(record["dut_state"]["snmp"], "Icmp")["OutDestUnreachs"]
+    icmp = snmp(record, "Icmp")["OutDestUnreachs"]
     assert icmp > 0 and t["stray_frames"] == {"0": icmp}
     assert t["counters"]["0"]["rx_frames"] == t["streams"]["1"]["rx_frames"] + icmp
     assert t["rx_frames"] == t["tx_frames"] - t["lost_frames"]
