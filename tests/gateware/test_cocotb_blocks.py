@@ -3,6 +3,8 @@
 
 * ``gen``: generator + LiteEth MAC transmitter on GMII, cocotbext-eth GmiiSink as the wire
   peer (cocotb/gen_blocks.py), and the generator's own output stream under backpressure;
+  the longest golden-model sweeps of tests/gateware/test_generator.py on that stream
+  (cocotb/gen_golden.py, the cases and the check in cocotb/gencheck.py);
 * ``rx``: LiteEth MAC receiver + analyzer + per-stream statistics + capture + ARP/ND
   responder, cocotbext-eth GmiiSource/GmiiSink as the peer (cocotb/rx_blocks.py);
 * ``mod``: modifier units and the random range generator against the pure-Python models of
@@ -25,6 +27,7 @@ HERE = Path(__file__).parent / "cocotb"
 sys.path.insert(0, str(HERE))
 
 import cocotbbuild  # noqa: E402
+import gencheck  # noqa: E402
 import wrappers  # noqa: E402
 
 pytestmark = pytest.mark.verilator     # built with Verilator: not in the fast loop
@@ -44,12 +47,12 @@ def _build(kind):
     return _builds[kind]
 
 
-def _run(kind, module, case):
+def _run(kind, module, case, env=None, name=None):
     runner, build_dir, top = _build(kind)
     # under pytest the runner fails the test itself when the cocotb testcase fails
     runner.test(hdl_toplevel=top, test_module=module, testcase=case, test_dir=HERE,
-                build_dir=build_dir, results_xml=str(build_dir / f"{module}.{case}.result.xml"),
-                extra_env={"PYTHONWARNINGS": "ignore::DeprecationWarning"})
+                build_dir=build_dir, results_xml=str(build_dir / f"{module}.{name or case}.result.xml"),
+                extra_env={"PYTHONWARNINGS": "ignore::DeprecationWarning", **(env or {})})
 
 
 GEN_CASES = [
@@ -67,6 +70,13 @@ MOD_CASES = ["modifier_walks", "modifier_random_and_chain", "prng_draws", "histo
 @pytest.mark.parametrize("case", GEN_CASES)
 def test_gen_block(case):
     _run("gen", "gen_blocks", case)
+
+
+@pytest.mark.parametrize("case", sorted(gencheck.CASES))
+def test_gen_golden(case):
+    """The generator's longest golden-model sweeps (tests/gateware/test_generator.py runs the
+    others in the Amaranth simulator)."""
+    _run("gen", "gen_golden", "golden_case", {"WS_GEN_CASE": case}, name=case)
 
 
 @pytest.mark.parametrize("case", RX_CASES)
