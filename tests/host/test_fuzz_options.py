@@ -190,6 +190,8 @@ def test_no_input_makes_a_traceback(tmp_path, monkeypatch, capsys):
     for module in (rfc2544, calibrate, capture):
         monkeypatch.setattr(module, "open_tester", _stop)
     monkeypatch.setattr(board, "build", _stop)
+    from wirespeed.serve import api as serve_api
+    monkeypatch.setattr(serve_api, "create_app", _stop)      # serve would otherwise listen until killed
     monkeypatch.setattr(board, "flash", _stop)
     commands = click_command().commands
     seen = {"inputs": 0, "reached": 0, "exit0": 0, "exit2": 0}

@@ -2,7 +2,7 @@
 onto the terminal), one module per command; each registers its commands on :data:`app` when
 imported, in the order the help lists them."""
 
-from . import rfc2544, calibrate, reports, regmap, capture, board, dut_models  # noqa: F401, I001
+from . import rfc2544, calibrate, reports, regmap, capture, board, dut_models, serve  # noqa: F401, I001
 from .app import app, main
 from .common import InputError
 

@@ -43,7 +43,7 @@ from .common import (
 )
 from .runexec import claim_folder, execute, exit_on_missed, interrupted, report_after_run
 
-__all__ = ["rfc2544", "RESUME_ALLOWED"]
+__all__ = ["rfc2544", "build_plan", "check_dut", "resume_parts", "check_gateware", "RESUME_ALLOWED"]
 
 PCAP_WIRE_FILE = "wire.pcapng"
 RESUME_ALLOWED = ("resume", "json_out", "target", "junit")     # options that may come with --resume
@@ -215,6 +215,33 @@ def _test_parameters() -> list[inspect.Parameter]:
 def rfc2544(ctx: typer.Context, **values: Any) -> None:
     if values["resume"] is not None:
         return _resume_run(ctx, values["resume"], values["target"], values["json_out"], values["junit"])
+    plan, dut, configs = build_plan(values)
+    target = values["target"]
+    calibration, cal_info = _calibration(plan, target, configs) if plan.calibration != "auto" else (None, None)
+    check_dut(dut, target, plan.addresses)
+    out = values["out"]
+    cfg = ctx.meta.get(config_files.META_KEY)
+    with claim_folder(out, force=values["force"]) as (claimed, notes):
+        try:
+            if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
+                calibration, cal_info = _calibration(plan, target, configs)
+            with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
+                             requires=requires(configs, plan.learning_config), print_notes=False,
+                             pcap_wire=_pcap_wire(values["pcap_wire"]), addresses=plan.addresses) as tester:
+                run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
+                          config_file=cfg.record() if cfg else None, claimed=claimed)
+                verdicts = execute(run, values["json_out"], values["junit"])
+            if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
+                report_after_run(out)
+            exit_on_missed(verdicts)
+        except KeyboardInterrupt:
+            interrupted(out, notes)
+
+
+def build_plan(values: dict[str, Any]) -> tuple[Plan, str | RtlDut | None, dict[str, Any]]:
+    """The command's parsed options (``values``, by parameter name) as (the plan, the DUT, each
+    test's configuration), checked as a run checks them before it starts (InputError naming the
+    option; the DUT is checked by :func:`check_dut`); the web appliance builds its runs' plans here too."""
     target = values["target"]
     dut = rtl_dut(values["dut"], values["dut_rtl"] or [], values["dut_rtl_top"], target,
                   values["dut_rtl_include"] or [], values["dut_rtl_filelist"] or [])
@@ -251,26 +278,14 @@ def rfc2544(ctx: typer.Context, **values: Any) -> None:
         configs = plan.configs()
     except PlanError as exc:
         raise as_input_error(exc) from None
-    calibration, cal_info = _calibration(plan, target, configs) if plan.calibration != "auto" else (None, None)
+    return plan, dut, configs
+
+
+def check_dut(dut: str | RtlDut | None, target: str, addresses: dict[int, PortAddress] | None = None) -> None:
+    """InputError naming the option when the simulated DUT is missing or malformed, or cannot
+    serve the plan's tester ``addresses`` (before any simulation starts)."""
     if target == "sim":
-        _dut_spec(dut, plan.addresses)      # a bad --dut is refused before any simulation starts
-    out = values["out"]
-    cfg = ctx.meta.get(config_files.META_KEY)
-    with claim_folder(out, force=values["force"]) as (claimed, notes):
-        try:
-            if plan.calibration == "auto":  # before the tester's simulation starts: it is a simulation of its own
-                calibration, cal_info = _calibration(plan, target, configs)
-            with open_tester(target, dut, management=values["management"], uart_faults=values["uart_faults"],
-                             requires=requires(configs, plan.learning_config), print_notes=False,
-                             pcap_wire=_pcap_wire(values["pcap_wire"]), addresses=plan.addresses) as tester:
-                run = Run(plan, tester, out=out, calibration=calibration, calibration_info=cal_info, notes=notes,
-                          config_file=cfg.record() if cfg else None, claimed=claimed)
-                verdicts = execute(run, values["json_out"], values["junit"])
-            if not values["json_out"]:    # --json (machine use): results files only; 'wirespeed report DIR' draws them
-                report_after_run(out)
-            exit_on_missed(verdicts)
-        except KeyboardInterrupt:
-            interrupted(out, notes)
+        _dut_spec(dut, addresses)
 
 
 def _signature() -> inspect.Signature:
@@ -373,6 +388,32 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
     elif target != record.target and "sim" in (target, record.target):
         raise InputError("--target", f"the run was on {record.target}: resume it there (only a board's address "
                                      "may change)")
+    dut, calibration, note, left = resume_parts(record, run_dir, target)
+    try:
+        if not any(left.values()):              # everything was measured: only the status was left
+            verdicts = execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
+        else:
+            todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
+            with open_tester(target, dut, requires=requires(todo, record.learning_parameters),
+                             addresses=record.planned_addresses()) as tester:
+                check_gateware(tester, record)
+                if tester.target != record.target:
+                    note += f"; target {tester.target} (was {record.target})"
+                    record.target = tester.target
+                verdicts = execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note,
+                                               claimed=claimed), json_out, junit)
+        if not json_out:
+            report_after_run(run_dir)
+        exit_on_missed(verdicts)
+    except KeyboardInterrupt:
+        interrupted(run_dir)
+
+
+def resume_parts(record: RunRecord, run_dir: Path,
+                 target: str) -> tuple[Any, Calibration | None, str, dict[str, list[Any]]]:
+    """What resuming the run ``record`` of ``run_dir`` on ``target`` needs: (the DUT that starts
+    its simulation again, its recorded calibration, the note the record gets, each test's sizes
+    left); InputError naming --resume when the run cannot go on."""
     dut = _recorded_dut(record) if target == "sim" else record.dut.get("description")
     calibration = None
     if record.calibration is not None and record.calibration.get("file") is not None:
@@ -389,28 +430,16 @@ def _resume_held(ctx: typer.Context, run_dir: Path, target: str, json_out: bool,
             f"{kept} finished test/frame size results kept, {sum(map(len, left.values()))} measured"
             f"{' after the learning phase again (the DUT may have restarted)' if learning else ''}; trials of "
             f"a frame size left part way are kept, marked superseded, and that size measured again from scratch")
-    try:
-        if not any(left.values()):              # everything was measured: only the status was left
-            verdicts = execute(Run.resume(record, None, run_dir, note=note, claimed=claimed), json_out, junit)
-        else:
-            todo = {name: record.parameters_of(name) for name, sizes in left.items() if sizes}
-            with open_tester(target, dut, requires=requires(todo, record.learning_parameters),
-                             addresses=_recorded_addresses(record)) as tester:
-                assert tester.ident is not None     # connecting identified the tester
-                if tester.ident != record.gateware:
-                    raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
-                                                 f"{tester.ident.map_hash:#010x}) is not the run's "
-                                                 f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
-                if tester.target != record.target:
-                    note += f"; target {tester.target} (was {record.target})"
-                    record.target = tester.target
-                verdicts = execute(Run.resume(record, tester, run_dir, calibration=calibration, note=note,
-                                               claimed=claimed), json_out, junit)
-        if not json_out:
-            report_after_run(run_dir)
-        exit_on_missed(verdicts)
-    except KeyboardInterrupt:
-        interrupted(run_dir)
+    return dut, calibration, note, left
+
+
+def check_gateware(tester: Any, record: RunRecord) -> None:
+    """InputError naming --target when the connected tester's gateware is not the run's."""
+    assert tester.ident is not None     # connecting identified the tester
+    if tester.ident != record.gateware:
+        raise InputError("--target", f"the tester's gateware ({tester.ident.version_text}, map hash "
+                                     f"{tester.ident.map_hash:#010x}) is not the run's "
+                                     f"({record.gateware.version_text}, {record.gateware.map_hash:#010x})")
 
 
 def _recorded_dut(record: RunRecord) -> str | RtlDut:
@@ -429,18 +458,13 @@ def _recorded_dut(record: RunRecord) -> str | RtlDut:
     if not dut:
         raise InputError("--resume", "the run's simulated DUT is not recorded (no dut.spec)")
     try:
-        described = describe_dut(dut, "sim", _recorded_addresses(record))
+        described = describe_dut(dut, "sim", record.planned_addresses())
     except ConnectError as exc:
         raise InputError("--resume", f"the run's simulated DUT cannot be started again ({exc})") from None
     if described != recorded:
         raise InputError("--resume", f"the run's simulated DUT {recorded.get('spec')!r} is not what it gives now "
                                      "(the DUT model or the --dut-rtl file changed?)")
     return dut
-
-
-def _recorded_addresses(record: RunRecord) -> dict[int, PortAddress]:
-    """The tester addresses the run was planned with (a simulated router was set up for them)."""
-    return Plan.model_validate(record.plan).addresses if record.plan else {}
 
 
 def _recorded_single_file_dut(recorded: dict[str, Any], dut: RtlDut) -> RtlDut:

@@ -26,6 +26,7 @@ from ..latency import DEFINITION_NAMES
 from ..rfc2544 import registry
 from ..rfc2544.common import LearningConfig
 from ..rfc2544.estimate import RunEstimate
+from ..traffic import PortAddress
 
 __all__ = ["FORMAT", "FORMAT_1", "Status", "TestEntry", "RunHeader", "RunRecord", "upgrade", "upgrade_flows",
            "json_schema", "GENERAL_DEFINITIONS"]
@@ -138,6 +139,13 @@ class RunHeader(BaseModel):
     def results_of(self, name: str) -> list[Any]:
         entry = self.entry(name)
         return [] if entry is None else entry.results
+
+    def planned_addresses(self) -> dict[int, PortAddress]:
+        """The tester addresses the run was planned with (a simulated router is set up for
+        them); {} for a run recorded without its plan."""
+        from ..rfc2544.plan import Plan
+
+        return Plan.model_validate(self.plan).addresses if self.plan else {}
 
 
 class RunRecord(RunHeader):

@@ -1,0 +1,53 @@
+"""``wirespeed serve``: the REST API of :mod:`wirespeed.serve` on uvicorn (docs/appliance.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..serve.settings import DEFAULT_LISTEN
+from .app import app
+from .common import InputError, dut_option, err_console, target_option
+
+__all__ = ["serve"]
+
+
+@app.command("serve")
+def serve(
+    listen: Annotated[str, typer.Option(metavar="HOST:PORT",
+                                        help="Address to listen on; one other than loopback needs --token.")
+                      ] = DEFAULT_LISTEN,
+    data: Annotated[Path, typer.Option(metavar="DIR", help="Runs (DIR/runs/<id>/), profiles and the index.")
+                    ] = Path("wirespeed-data"),
+    target: Annotated[str, target_option()] = "sim",
+    dut: Annotated[str | None, dut_option()] = None,
+    token: Annotated[str | None, typer.Option(metavar="TOKEN", envvar="WIRESPEED_TOKEN",
+                                              help="Every API call must carry it: Authorization: Bearer TOKEN.")
+                     ] = None,
+) -> None:
+    """Serve the REST API (OpenAPI at /docs): profiles, runs, their events and files."""
+    from ..host.tester import ConnectError, describe_dut
+    from ..serve.api import create_app
+    from ..serve.settings import Settings, parse_listen
+
+    try:
+        host, port = parse_listen(listen, token)
+    except ValueError as exc:
+        raise InputError("--listen", str(exc)) from None
+    if target == "sim" and dut is not None:
+        try:
+            describe_dut(dut, target)
+        except ConnectError as exc:
+            raise InputError(exc.field, exc.message) from None
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+        application = create_app(Settings(data=data, target=target, dut=dut, token=token))
+    except OSError as exc:
+        raise InputError("--data", f"cannot use {data}: {exc.strerror or exc}") from None
+    import uvicorn
+
+    err_console.print(f"wirespeed serve: http://{host}:{port}/docs (data in {data}/)", highlight=False,
+                      soft_wrap=True)
+    uvicorn.run(application, host=host, port=port, log_level="warning")

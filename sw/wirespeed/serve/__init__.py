@@ -1,0 +1,6 @@
+"""``wirespeed serve``: the tester as an appliance, a REST API over the library core
+(docs/appliance.md). Runs are the results folders the command line writes, under
+``DATA/runs/<id>/``, indexed in SQLite (:mod:`.store`); each run is a :class:`wirespeed.Run` in a
+worker thread (:mod:`.runs`); profiles are config files (:mod:`.profiles`); :mod:`.api` is the
+FastAPI application (``create_app(Settings(...))``) and :mod:`.settings` what the command gives
+it. Nothing is imported here: the command line imports :mod:`.settings` without FastAPI."""

@@ -1,0 +1,274 @@
+"""The REST API (FastAPI; OpenAPI at ``/docs``): the tester, the DUT models, profiles, runs
+(create, list, get, events, stop, resume, files). Every error is JSON ``{field, message}``:
+422 for a bad value (the command line's words), 409 when the tester is busy (with the run that
+holds it), 404, and 401 without the token when the server has one."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from .. import __version__
+from ..cli.plans import PlanRefused, mapping_of_text
+from ..cli.rfc2544 import check_gateware, resume_parts
+from ..results.resume import RecordError, ResumeError, load_run
+from .profiles import ProfileStore, plan_of
+from .runs import Busy, RunManager
+from .settings import Settings
+from .store import BadName, RunStore, record_json, safe_file
+
+__all__ = ["create_app", "ApiError"]
+
+
+class ApiError(Exception):
+    """An error answer: ``status``, JSON ``{field, message}`` and ``extra`` keys."""
+
+    def __init__(self, status: int, field: str, message: str, **extra: Any):
+        super().__init__(f"{field}: {message}")
+        self.status, self.field, self.message, self.extra = status, field, message, extra
+
+
+class PlanBody(BaseModel):
+    """A plan: a saved profile's name, a config file's text (``format`` toml or yaml) or its
+    values as JSON (keys: ``wirespeed rfc2544``'s long options); ``values`` override the
+    profile's or the text's keys."""
+
+    profile: str | None = None
+    text: str | None = None
+    format: str | None = Field(None, description="toml or yaml, for text")
+    values: dict[str, Any] | None = None
+
+
+class ProfileBody(BaseModel):
+    """A profile: a config file's ``text`` in ``format`` (toml or yaml), or its ``values`` (saved as YAML)."""
+
+    text: str | None = None
+    format: str | None = None
+    values: dict[str, Any] | None = None
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The application for ``settings``; the runs index is rebuilt from the folders (a run left
+    ``running`` by a dead process marked interrupted) before it answers."""
+    store = RunStore(settings.data)
+    store.rebuild()
+    profiles = ProfileStore(settings)
+    runs = RunManager(settings, store, check_resume=check_gateware)
+
+    def authorized(request: Request) -> None:
+        if not settings.token:
+            return
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), settings.token.encode()):
+            raise ApiError(401, "token", "every call needs the server's token: Authorization: Bearer TOKEN")
+
+    app = FastAPI(title="wirespeed", version=__version__, dependencies=[Depends(authorized)],
+                  description="The wirespeed tester as an appliance (docs/appliance.md).")
+    app.state.store, app.state.runs, app.state.profiles = store, runs, profiles
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse({"field": exc.field, "message": exc.message, **exc.extra}, exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+        return JSONResponse({"field": field, "message": first.get("msg", "not valid")}, 422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"field": "path", "message": f"{exc.detail}: {request.url.path}"}, exc.status_code)
+
+    def refused(exc: PlanRefused | BadName) -> ApiError:
+        return ApiError(422, exc.field, exc.message)
+
+    def folder_of(run_id: str) -> Any:
+        try:
+            folder = store.folder(run_id)
+        except BadName as exc:
+            raise refused(exc) from None
+        if not folder.is_dir() or folder.is_symlink():
+            raise ApiError(404, "run", f"no run {run_id}")
+        return folder
+
+    @app.get("/api/tester", summary="The tester: target, DUT and its model, identification, the run holding it")
+    def tester() -> dict[str, Any]:
+        from wirespeed.sim.dut_catalog import catalog
+
+        from ..host.tester import ConnectError, describe_dut
+
+        dut: dict[str, Any] | None = None
+        if settings.dut is not None:
+            try:
+                dut = describe_dut(settings.dut, settings.target)
+            except ConnectError as exc:
+                dut = {"error": str(exc)}
+        model = next((m for m in catalog()["models"] if dut and m["name"] == dut.get("model")), None)
+        seen = next((r for r in store.rows() if r["target"] == settings.target), None)
+        identification = None
+        if seen is not None:
+            try:
+                identification = record_json(store.record(seen["id"]))["gateware"]
+            except RecordError:
+                pass
+        return {"target": settings.target, "dut": dut, "dut_model": model, "identification": identification,
+                "identified_by_run": seen["id"] if identification and seen else None,
+                "busy": runs.active.id if runs.active is not None else None, "version": __version__}
+
+    @app.get("/api/dut-models", summary="The simulated DUT models, their parameters and limits, and the profiles")
+    def dut_models() -> dict[str, Any]:
+        from wirespeed.sim.dut_catalog import catalog
+
+        listing: dict[str, Any] = catalog()
+        return listing
+
+    @app.get("/api/profiles", summary="The saved profiles")
+    def profile_list() -> list[dict[str, str]]:
+        return profiles.names()
+
+    @app.get("/api/profiles/{name}", summary="A profile: its file text, format and values")
+    def profile_get(name: str) -> dict[str, Any]:
+        try:
+            found = profiles.get(name)
+        except PlanRefused as exc:
+            raise refused(exc) from None
+        if found is None:
+            raise ApiError(404, "name", f"no profile {name}")
+        return found
+
+    @app.put("/api/profiles/{name}", summary="Save a profile (checked as a run's plan)")
+    def profile_put(name: str, body: ProfileBody) -> dict[str, Any]:
+        try:
+            return profiles.put(name, body.text, body.format, body.values)
+        except PlanRefused as exc:
+            raise refused(exc) from None
+
+    @app.delete("/api/profiles/{name}", summary="Delete a profile")
+    def profile_delete(name: str) -> dict[str, Any]:
+        try:
+            gone = profiles.delete(name)
+        except PlanRefused as exc:
+            raise refused(exc) from None
+        if not gone:
+            raise ApiError(404, "name", f"no profile {name}")
+        return {"name": name, "deleted": True}
+
+    def busy(exc: Busy) -> ApiError:
+        return ApiError(409, "run", exc.message, run=exc.run)
+
+    @app.post("/api/runs", status_code=201, summary="Start a run of a plan (409 when the tester is busy)")
+    def run_create(body: PlanBody) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        try:
+            if body.profile is not None:
+                found = profiles.get(body.profile)
+                if found is None:
+                    raise ApiError(422, "profile", f"no profile {body.profile!r}; the profiles are "
+                                                   f"{', '.join(p['name'] for p in profiles.names()) or 'none yet'}")
+                data = dict(found["values"])
+            if body.text is not None:
+                data |= mapping_of_text(body.text, body.format or "toml")
+            data |= body.values or {}
+            checked = plan_of(data, settings)
+        except PlanRefused as exc:
+            raise refused(exc) from None
+        try:
+            handle = runs.start(checked.plan, checked.dut, checked.configs)
+        except Busy as exc:
+            raise busy(exc) from None
+        return {"id": handle.id, "state": handle.state}
+
+    @app.get("/api/runs", summary="Every run, newest first (the index of DATA/runs)")
+    def run_list() -> list[dict[str, Any]]:
+        return store.rows()
+
+    @app.get("/api/runs/{run_id}", summary="A run: status, header, headline figures")
+    def run_get(run_id: str) -> dict[str, Any]:
+        handle = runs.handles.get(run_id)
+        try:
+            answer = {"id": run_id} | record_json(store.record(run_id))
+        except BadName as exc:
+            raise refused(exc) from None
+        except RecordError:
+            if handle is None:
+                raise ApiError(404, "run", f"no run {run_id}") from None
+            answer = {"id": run_id, "status": handle.state, "error": handle.error}
+        if handle is not None:
+            answer |= {"live": handle is runs.active, "state": handle.state}
+            answer["error"] = answer.get("error") or handle.error
+        return answer
+
+    @app.get("/api/runs/{run_id}/events", summary="The run's events as server-sent events, from the first",
+             response_class=StreamingResponse)
+    def run_events(run_id: str) -> StreamingResponse:
+        handle = runs.handles.get(run_id)
+        if handle is None:
+            folder_of(run_id)
+            raise ApiError(404, "run", f"run {run_id} was not run by this server since it started: its events are "
+                                       "not kept; its results are in its files")
+
+        def stream() -> Iterator[str]:
+            for text in handle.log.follow():
+                yield ": keepalive\n\n" if text is None else f"data: {text}\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    @app.post("/api/runs/{run_id}/stop", summary="Stop after the trial in progress (the run is then interrupted)")
+    def run_stop(run_id: str) -> dict[str, Any]:
+        folder_of(run_id)
+        handle = runs.stop(run_id)
+        if handle is None:
+            raise ApiError(409, "run", f"run {run_id} is not running", run=runs.active.id if runs.active else None)
+        return {"id": run_id, "stopping": True}
+
+    @app.post("/api/runs/{run_id}/resume", status_code=201, summary="Continue an interrupted or failed run")
+    def run_resume(run_id: str) -> dict[str, Any]:
+        from ..cli.common import InputError
+
+        folder = folder_of(run_id)
+        if runs.active is not None:
+            raise busy(Busy(f"the tester is running run {runs.active.id}; stop it or wait for it to end",
+                            runs.active.id))
+        try:
+            record = load_run(folder)
+            dut, calibration, note, left = resume_parts(record, folder, settings.target)
+        except ResumeError as exc:
+            raise ApiError(422, "run", str(exc)) from None
+        except InputError as exc:
+            field, _, message = str(exc).partition(": ")
+            raise ApiError(422, field.lstrip("-"), message) from None
+        if record.target != settings.target and "sim" in (record.target, settings.target):
+            raise ApiError(422, "target", f"the run was on {record.target}; this server's tester is {settings.target}")
+        try:
+            handle = runs.resume(run_id, record, dut, calibration, note, left)
+        except Busy as exc:
+            raise busy(exc) from None
+        return {"id": handle.id, "state": handle.state}
+
+    @app.get("/api/runs/{run_id}/files", summary="The run's files")
+    def run_files(run_id: str) -> list[dict[str, Any]]:
+        folder_of(run_id)
+        return store.files(run_id)
+
+    @app.get("/api/runs/{run_id}/files/{name:path}", summary="One file of the run's folder",
+             response_class=FileResponse)
+    def run_file(run_id: str, name: str) -> FileResponse:
+        folder = folder_of(run_id)
+        try:
+            path = safe_file(folder, name)
+        except BadName as exc:
+            raise refused(exc) from None
+        except FileNotFoundError:
+            raise ApiError(404, "name", f"no file {name} in run {run_id}") from None
+        return FileResponse(path)
+
+    return app

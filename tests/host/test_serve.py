@@ -1,0 +1,270 @@
+"""``wirespeed serve``'s REST API against a fake tester (tests/host/fakes.py): runs, their events,
+stop and resume, the busy tester, bad values, path traversal, the token, a restart mid-run."""
+
+import contextlib
+import json
+import os
+import threading
+
+import pytest
+from fakes import FakeTester
+from fastapi.testclient import TestClient
+
+from wirespeed import locks
+from wirespeed.cli import main
+from wirespeed.host.models import GatewareId
+from wirespeed.locks import Holder, results_lock
+from wirespeed.serve.api import create_app
+from wirespeed.serve.settings import Settings, parse_listen
+
+TARGET = "udp://127.0.0.1:1234"
+PLAN = {"tests": ["throughput"], "sizes": [64, 128], "learning": False, "calibration": "none", "resolution": 10}
+WAIT_S = 60     # a deadline for a thread that is stuck, never a measured time
+
+
+class ServedTester(FakeTester):
+    """A board answering as FakeTester; its first trial at ``gate_size`` waits for ``release``
+    (``entered`` says it is waiting), so a test can act while a run is mid-way."""
+
+    target, is_simulation, transport = TARGET, False, None
+
+    def __init__(self, gate_size=None):
+        super().__init__(limit_pct=50)
+        self.ident = GatewareId(magic=1, version=0x000100, map_hash=2, clk_hz=125_000_000, n_ports=2)
+        self.dut = {"description": "a fake"}
+        self.gate_size, self.entered, self.release = gate_size, threading.Event(), threading.Event()
+
+    def require(self, block, field, why):
+        pass
+
+    def check_directions(self, flows, field):
+        pass
+
+    def counts_sequence_errors(self, port):
+        return False
+
+    def run_trial(self, flows, *args, **kwargs):
+        if flows[0].spec.point == self.gate_size and not self.release.is_set():
+            self.entered.set()
+            assert self.release.wait(WAIT_S)
+        return super().run_trial(flows, *args, **kwargs)
+
+
+@pytest.fixture
+def tester():
+    return ServedTester()
+
+
+@pytest.fixture
+def settings(tmp_path, own_lock_dir, tester):
+    @contextlib.contextmanager
+    def connector(target, dut, **kwargs):
+        assert target == TARGET
+        yield tester
+
+    return Settings(data=tmp_path / "data", target=TARGET, connector=connector)
+
+
+@pytest.fixture
+def client(settings):
+    return TestClient(create_app(settings))
+
+
+def events_of(client, run_id, headers=None):
+    """Every event of the run, from the first, until it ends (the stream closes)."""
+    with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
+        assert response.status_code == 200
+        return [json.loads(line[len("data: "):]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def start(client, values=PLAN):
+    response = client.post("/api/runs", json={"values": values})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def test_a_run_writes_its_folder_streams_its_events_and_is_indexed(client, settings):
+    run_id = start(client)
+    events = events_of(client, run_id)
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_done" and events[-1]["status"] == "complete"
+    assert kinds.count("size_done") == 2
+    late = events_of(client, run_id)            # a late subscriber gets them all, from the start
+    assert late == events
+    run = client.get(f"/api/runs/{run_id}").json()
+    assert run["status"] == "complete" and run["tests"] == ["throughput"]
+    assert [row[0] for row in run["headline"][0]["rows"]][:2] == ["64", "128"]
+    listed = client.get("/api/runs").json()
+    assert [r["id"] for r in listed] == [run_id] and listed[0]["status"] == "complete"
+    names = {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}
+    assert {"results.json", "trials.jsonl", "Throughput.csv"} <= names
+    assert ".wirespeed.lock" not in names
+    csv = client.get(f"/api/runs/{run_id}/files/Throughput.csv")
+    assert csv.status_code == 200
+    assert csv.text == (settings.data / "runs" / run_id / "Throughput.csv").read_text()
+
+
+def test_busy_409_stop_keeps_finished_trials_and_resume_completes(client, settings, tester):
+    tester.gate_size = 128
+    run_id = start(client)
+    assert tester.entered.wait(WAIT_S)           # 64 B done, the first 128 B trial in progress
+    second = client.post("/api/runs", json={"values": PLAN})
+    assert second.status_code == 409
+    assert second.json()["run"] == run_id and run_id in second.json()["message"]
+    assert client.post(f"/api/runs/{run_id}/resume").status_code == 409
+
+    assert client.post(f"/api/runs/{run_id}/stop").status_code == 200
+    tester.release.set()
+    events = events_of(client, run_id)
+    assert events[-1]["kind"] == "run_done" and events[-1]["status"] == "interrupted"
+    record = json.loads((settings.data / "runs" / run_id / "results.json").read_text())
+    assert record["status"] == "interrupted"
+    assert [r["frame_size"] for r in record["tests"][0]["results"]] == [64]
+    kept = len(record["trials"])
+    assert kept > 1 and len((settings.data / "runs" / run_id / "trials.jsonl").read_text().splitlines()) == kept
+    assert client.post(f"/api/runs/{run_id}/stop").status_code == 409       # not running any more
+
+    assert client.post(f"/api/runs/{run_id}/resume").status_code == 201
+    events = events_of(client, run_id)
+    assert events[-1]["status"] == "complete"
+    record = json.loads((settings.data / "runs" / run_id / "results.json").read_text())
+    assert record["status"] == "complete" and len(record["trials"]) > kept
+    assert [r["frame_size"] for r in record["tests"][0]["results"]] == [64, 128]
+    assert client.get("/api/runs").json()[0]["status"] == "complete"
+
+
+def test_a_cli_run_holding_the_tester_is_a_409_naming_it(client):
+    with locks.tester_lock(TARGET).acquire(Holder.current(command="wirespeed rfc2544 --target " + TARGET)):
+        response = client.post("/api/runs", json={"values": PLAN})
+    assert response.status_code == 409
+    assert response.json()["field"] == "run" and "wirespeed rfc2544 --target" in response.json()["message"]
+
+
+@pytest.mark.parametrize("values, flag", [
+    ({"resolution": 0}, "--resolution"),
+    ({"sizes": "64,x"}, "--sizes"),
+    ({"tests": ["throughput", "toaster"]}, "--tests"),
+    ({"address": ["0:ipv4=198.18.0.1", "0:ipv4=198.18.0.2"]}, "--address"),
+])
+def test_bad_values_are_422_with_the_command_lines_words(client, capsys, values, flag):
+    response = client.post("/api/runs", json={"values": PLAN | values})
+    assert response.status_code == 422
+    body = response.json()
+    assert body["field"] == flag[2:]
+    argv = ["rfc2544", "--target", TARGET, "--no-learning", "--calibration", "none"]
+    for key, value in (PLAN | values).items():
+        if key in ("learning", "calibration"):
+            continue
+        for item in (value if key == "address" else [value]):
+            argv += [f"--{key}", ",".join(map(str, item)) if isinstance(item, list) else str(item)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"wirespeed: error: {flag}: {body['message']}"
+    assert client.get("/api/runs").json() == []
+
+
+def test_server_owned_options_and_unknown_keys_are_refused(client):
+    for values, field in (({"target": "sim"}, "target"), ({"pcap-wire": "x"}, "pcap-wire"),
+                          ({"trial-durations": "1s"}, "trial-durations")):
+        response = client.post("/api/runs", json={"values": PLAN | values})
+        assert response.status_code == 422 and response.json()["field"] == field, response.text
+
+
+def test_profiles_are_config_files_the_cli_reads(client, settings, tmp_path, capsys):
+    text = 'tests = ["throughput"]\nsizes = [64, 128]\nlearning = false\ncalibration = "none"\nresolution = 10\n'
+    assert client.put("/api/profiles/quick", json={"text": text, "format": "toml"}).status_code == 200
+    path = settings.data / "profiles" / "quick.toml"
+    assert path.read_text() == text
+    assert client.get("/api/profiles").json() == [{"name": "quick", "format": "toml"}]
+    assert client.get("/api/profiles/quick").json()["values"]["sizes"] == [64, 128]
+    bad = client.put("/api/profiles/quick", json={"values": {"resolution": 0}})
+    assert bad.status_code == 422 and bad.json()["field"] == "resolution"
+    assert path.read_text() == text                     # a refused profile leaves the saved one
+    assert client.put("/api/profiles/..", json={"text": text}).status_code in (404, 422)
+    assert client.put("/api/profiles/a.b", json={"text": text}).json()["field"] == "name"
+    saved = client.put("/api/profiles/yamlish", json={"values": {"sizes": [64], "resolution": 5}}).json()
+    assert saved["format"] == "yaml"
+    from wirespeed.cli.app import defaults_for
+    assert defaults_for("rfc2544", settings.data / "profiles" / "yamlish.yaml")["sizes"] == [64]
+    run_id = client.post("/api/runs", json={"profile": "quick"}).json()["id"]
+    assert events_of(client, run_id)[-1]["status"] == "complete"
+    assert client.delete("/api/profiles/quick").status_code == 200
+    assert client.get("/api/profiles/quick").status_code == 404
+    assert client.post("/api/runs", json={"profile": "quick"}).json()["field"] == "profile"
+
+
+def test_files_outside_the_run_folder_are_refused(client, settings, tmp_path):
+    run_id = start(client)
+    events_of(client, run_id)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the web")
+    folder = settings.data / "runs" / run_id
+    os.symlink(secret, folder / "link.txt")
+    os.symlink(tmp_path, folder / "linkdir")
+    for name in ("%2E%2E/%2E%2E/%2E%2E/secret.txt", "%2E%2E%2F%2E%2E%2Fsecret.txt", "%2F" + str(secret).lstrip("/"),
+                 "link.txt", "linkdir/secret.txt", ".wirespeed.lock"):
+        response = client.get(f"/api/runs/{run_id}/files/{name}")
+        assert response.status_code in (404, 422), name
+        assert "not for the web" not in response.text
+    for bad_id in ("%2E%2E", "..%2F" + run_id, ".hidden"):
+        response = client.get(f"/api/runs/{bad_id}/files")
+        assert response.status_code in (404, 422) and "field" in response.json(), bad_id
+    assert {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}.isdisjoint({"link.txt", "linkdir"})
+
+
+def test_a_token_is_needed_on_every_call(settings):
+    settings.token = "s3cret"
+    client = TestClient(create_app(settings))
+    for method, url in (("get", "/api/runs"), ("get", "/api/tester"), ("get", "/api/profiles"),
+                        ("post", "/api/runs"), ("get", "/api/runs/x/files/results.json")):
+        response = getattr(client, method)(url)
+        assert response.status_code == 401, url
+        assert response.json()["field"] == "token"
+        assert getattr(client, method)(url, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    good = {"Authorization": "Bearer s3cret"}
+    assert client.get("/api/runs", headers=good).status_code == 200
+    run_id = client.post("/api/runs", json={"values": PLAN}, headers=good).json()["id"]
+    assert events_of(client, run_id, headers=good)[-1]["status"] == "complete"
+
+
+def test_listen_needs_a_token_off_loopback(capsys):
+    assert parse_listen("127.0.0.1:8544", None) == ("127.0.0.1", 8544)
+    assert parse_listen("[::1]:9000", None) == ("::1", 9000)
+    assert parse_listen("0.0.0.0:8544", "t") == ("0.0.0.0", 8544)
+    with pytest.raises(ValueError, match="not a loopback address"):
+        parse_listen("0.0.0.0:8544", None)
+    assert main(["serve", "--listen", "192.0.2.1:8544"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("wirespeed: error: --listen: 192.0.2.1 is not a loopback")
+
+
+def test_a_restart_marks_a_dead_run_interrupted_and_resume_completes(client, settings, tester):
+    run_id = start(client)
+    events_of(client, run_id)
+    folder = settings.data / "runs" / run_id
+    record = json.loads((folder / "results.json").read_text())
+    record["status"], record["tests"][0]["results"] = "running", record["tests"][0]["results"][:1]
+    (folder / "results.json").write_text(json.dumps(record, indent=2))
+    held = settings.data / "runs" / "held"          # a running run whose process is alive: left alone
+    held.mkdir()
+    (held / "results.json").write_text(json.dumps(record, indent=2))
+
+    with results_lock(held).acquire(Holder.current(command="wirespeed rfc2544 --out held")):
+        restarted = TestClient(create_app(settings))
+        assert restarted.get("/api/runs/held").json()["status"] == "running"
+    run = restarted.get(f"/api/runs/{run_id}").json()
+    assert run["status"] == "interrupted" and "server stopped" in run["error"]
+    assert restarted.post(f"/api/runs/{run_id}/resume").status_code == 201
+    assert events_of(restarted, run_id)[-1]["status"] == "complete"
+    record = json.loads((folder / "results.json").read_text())
+    assert record["status"] == "complete" and [r["frame_size"] for r in record["tests"][0]["results"]] == [64, 128]
+
+
+def test_tester_and_dut_models(client):
+    info = client.get("/api/tester").json()
+    assert info["target"] == TARGET and info["busy"] is None and info["identification"] is None
+    models = client.get("/api/dut-models").json()
+    from wirespeed.sim.dut_catalog import catalog
+    assert models == json.loads(json.dumps(catalog()))
+    run_id = start(client)
+    events_of(client, run_id)
+    assert client.get("/api/tester").json()["identification"]["map_hash"] == 2
