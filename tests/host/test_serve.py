@@ -268,3 +268,14 @@ def test_tester_and_dut_models(client):
     run_id = start(client)
     events_of(client, run_id)
     assert client.get("/api/tester").json()["identification"]["map_hash"] == 2
+
+
+def test_stopping_the_server_interrupts_its_run_after_the_trial(settings, tester):
+    tester.gate_size = 128
+    with TestClient(create_app(settings)) as client:        # the block's end is the server's shutdown
+        run_id = start(client)
+        assert tester.entered.wait(WAIT_S)
+        threading.Timer(0.2, tester.release.set).start()     # the shutdown waits for the trial either way
+    record = json.loads((settings.data / "runs" / run_id / "results.json").read_text())
+    assert record["status"] == "interrupted"
+    assert [r["frame_size"] for r in record["tests"][0]["results"]] == [64]

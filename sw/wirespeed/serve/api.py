@@ -6,7 +6,8 @@ holds it), 404, and 401 without the token when the server has one."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -69,7 +70,12 @@ def create_app(settings: Settings) -> FastAPI:
         if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), settings.token.encode()):
             raise ApiError(401, "token", "every call needs the server's token: Authorization: Bearer TOKEN")
 
-    app = FastAPI(title="wirespeed", version=__version__, dependencies=[Depends(authorized)],
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        runs.shutdown()
+
+    app = FastAPI(title="wirespeed", version=__version__, dependencies=[Depends(authorized)], lifespan=lifespan,
                   description="The wirespeed tester as an appliance (docs/appliance.md).")
     app.state.store, app.state.runs, app.state.profiles = store, runs, profiles
 

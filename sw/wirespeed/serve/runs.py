@@ -167,6 +167,13 @@ class RunManager:
         handle.stop.set()
         return handle
 
+    def shutdown(self) -> None:
+        """The server is stopping: the run in progress ends after its trial (interrupted, resumable)."""
+        handle = self.active
+        if handle is not None and handle.thread is not None:
+            handle.stop.set()
+            handle.thread.join()
+
     def _holder(self, folder: Path) -> Holder:
         return Holder.current(command=f"wirespeed serve --data {self.settings.data}", results=folder)
 
