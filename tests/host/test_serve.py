@@ -62,7 +62,7 @@ def settings(tmp_path, own_lock_dir, tester):
         assert target == TARGET
         yield tester
 
-    return Settings(data=tmp_path / "data", target=TARGET, connector=connector)
+    return Settings(data=tmp_path / "data", target=TARGET, connector=connector, report=False)
 
 
 @pytest.fixture
@@ -84,6 +84,7 @@ def start(client, values=PLAN):
 
 
 def test_a_run_writes_its_folder_streams_its_events_and_is_indexed(client, settings):
+    settings.report = True
     run_id = start(client)
     events = events_of(client, run_id)
     kinds = [e["kind"] for e in events]
@@ -97,7 +98,8 @@ def test_a_run_writes_its_folder_streams_its_events_and_is_indexed(client, setti
     listed = client.get("/api/runs").json()
     assert [r["id"] for r in listed] == [run_id] and listed[0]["status"] == "complete"
     names = {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}
-    assert {"results.json", "trials.jsonl", "Throughput.csv"} <= names
+    assert {"results.json", "trials.jsonl", "Throughput.csv", "report.html"} <= names, names
+    assert any(n.startswith("graphs/") for n in names) and run.get("warning") is None
     assert ".wirespeed.lock" not in names
     csv = client.get(f"/api/runs/{run_id}/files/Throughput.csv")
     assert csv.status_code == 200

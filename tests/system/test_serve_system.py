@@ -1,5 +1,6 @@
 """``wirespeed serve``'s API runs RFC 2544 throughput at 64 B on the simulated router and writes
-the Throughput.csv the command line writes for the same plan (apart from timestamps)."""
+the Throughput.csv the command line writes for the same plan (apart from timestamps), and the
+report after it."""
 
 import json
 import re
@@ -28,6 +29,8 @@ def test_an_api_run_writes_the_command_lines_throughput_csv(tmp_path, capsys):
     run = client.get(f"/api/runs/{run_id}").json()
     assert run["status"] == "complete" and run["headline"][0]["rows"][0][0] == "64"
     api_csv = client.get(f"/api/runs/{run_id}/files/Throughput.csv").text
+    names = {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}
+    assert "report.html" in names and any(n.startswith("graphs/") for n in names), names
 
     code = main(["rfc2544", "--tests", "throughput", "--sizes", "64", "--dut", DUT, "--out", str(tmp_path / "cli")])
     assert code == 0, capsys.readouterr().err

@@ -209,7 +209,7 @@ def create_app(settings: Settings) -> FastAPI:
                 raise ApiError(404, "run", f"no run {run_id}") from None
             answer = {"id": run_id, "status": handle.state, "error": handle.error}
         if handle is not None:
-            answer |= {"live": handle is runs.active, "state": handle.state}
+            answer |= {"live": handle is runs.active, "state": handle.state, "warning": handle.warning}
             answer["error"] = answer.get("error") or handle.error
         return answer
 

@@ -85,6 +85,7 @@ class Handle:
     log: EventLog = field(default_factory=EventLog)
     state: str = "starting"             # starting, running, then the run's status (or failed)
     error: str | None = None
+    warning: str | None = None
     thread: threading.Thread | None = None
 
 
@@ -174,6 +175,18 @@ class RunManager:
             handle.stop.set()
             handle.thread.join()
 
+    def _report(self, handle: Handle) -> None:
+        """Graphs and report.html of a complete run, as the command line writes them after a
+        run; a failure is a warning of the run (its results are on disk already)."""
+        from ..report import make_report
+
+        try:
+            if self.store.record(handle.id).status == "complete":
+                make_report(handle.folder)
+        except Exception as exc:            # the results stand without their report
+            handle.warning = (f"no graphs or report.html ({type(exc).__name__}: {exc}); retry with "
+                              f"'wirespeed report {handle.folder}'")
+
     def _holder(self, folder: Path) -> Holder:
         return Holder.current(command=f"wirespeed serve --data {self.settings.data}", results=folder)
 
@@ -203,6 +216,8 @@ class RunManager:
             except Exception as exc:            # the run's thread ends; the server goes on
                 handle.error = f"{type(exc).__name__}: {exc}"
             finally:
+                if self.settings.report and ended and handle.error is None:
+                    self._report(handle)
                 held.release()
                 row = self.store.update(handle.id)
                 handle.state = row["status"] if row is not None else "failed"

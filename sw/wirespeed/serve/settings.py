@@ -28,13 +28,15 @@ def _default_connector() -> Connector:
 class Settings:
     """``data``: the data folder (``runs/``, ``profiles/``, the index); ``target`` and ``dut``: the
     tester and the simulated DUT runs use unless a plan names its own DUT; ``token``: required
-    on every API call when set; ``connector``: how a run opens the tester."""
+    on every API call when set; ``connector``: how a run opens the tester; ``report``: a complete
+    run's graphs and report.html are written after it, as the command line does."""
 
     data: Path
     target: str = "sim"
     dut: str | None = None
     token: str | None = None
     connector: Connector = field(default_factory=_default_connector)
+    report: bool = True
 
 
 def is_loopback(host: str) -> bool:
