@@ -281,3 +281,19 @@ def test_stopping_the_server_interrupts_its_run_after_the_trial(settings, tester
     record = json.loads((settings.data / "runs" / run_id / "results.json").read_text())
     assert record["status"] == "interrupted"
     assert [r["frame_size"] for r in record["tests"][0]["results"]] == [64]
+
+
+def test_the_config_files_of_docs_config_md_load_as_profiles(client):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
+    blocks = re.findall(r"```(toml|yaml)\n(.*?)```", doc, re.S)
+    assert [fmt for fmt, _ in blocks] == ["toml", "yaml"]
+    toml_text = blocks[0][1]
+    saved = client.put("/api/profiles/bsdrp", json={"text": toml_text, "format": "toml"})
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["values"]["dut"] == "bsdrp-306m"
+    yaml_text = blocks[1][1]         # its target is sim: not this server's tester
+    refused = client.put("/api/profiles/lab", json={"text": yaml_text, "format": "yaml"})
+    assert refused.status_code == 422 and refused.json()["field"] == "target"

@@ -216,7 +216,7 @@ class RunManager:
             except Exception as exc:            # the run's thread ends; the server goes on
                 handle.error = f"{type(exc).__name__}: {exc}"
             finally:
-                if self.settings.report and ended and handle.error is None:
+                if self.settings.report and any(ended) and handle.error is None:
                     self._report(handle)
                 held.release()
                 row = self.store.update(handle.id)
