@@ -297,3 +297,53 @@ def test_the_config_files_of_docs_config_md_load_as_profiles(client):
     yaml_text = blocks[1][1]         # its target is sim: not this server's tester
     refused = client.put("/api/profiles/lab", json={"text": yaml_text, "format": "yaml"})
     assert refused.status_code == 422 and refused.json()["field"] == "target"
+
+
+SERVER_PROCESS = """
+import contextlib, sys
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from fastapi.testclient import TestClient
+from test_serve import PLAN, TARGET, ServedTester
+from wirespeed.serve.api import create_app
+from wirespeed.serve.settings import Settings
+
+tester = ServedTester(gate_size=128)
+
+@contextlib.contextmanager
+def connector(target, dut, **kwargs):
+    yield tester
+
+client = TestClient(create_app(Settings(data=Path(sys.argv[1]), target=TARGET, connector=connector, report=False)))
+print(client.post("/api/runs", json={"values": PLAN}).json()["id"], flush=True)
+tester.entered.wait()
+print("measuring 128", flush=True)
+tester.release.wait()
+"""
+
+
+def test_a_server_killed_mid_run_leaves_it_resumable(settings, tester):
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    server = subprocess.Popen([sys.executable, "-c", SERVER_PROCESS, str(settings.data), here],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        run_id = server.stdout.readline().strip()
+        assert server.stdout.readline().strip() == "measuring 128"     # 64 B done, its trials on disk
+        folder = settings.data / "runs" / run_id
+        assert json.loads((folder / "results.json").read_text())["status"] == "running"
+    finally:
+        server.send_signal(signal.SIGKILL)
+        server.wait(WAIT_S)
+    assert server.returncode == -signal.SIGKILL
+    client = TestClient(create_app(settings))
+    run = client.get(f"/api/runs/{run_id}").json()
+    assert run["status"] == "interrupted" and [r[0] for r in run["headline"][0]["rows"]] == ["64"]
+    assert client.post(f"/api/runs/{run_id}/resume").status_code == 201
+    assert events_of(client, run_id)[-1]["status"] == "complete"
+    record = json.loads((folder / "results.json").read_text())
+    assert record["status"] == "complete" and [r["frame_size"] for r in record["tests"][0]["results"]] == [64, 128]
