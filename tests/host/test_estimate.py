@@ -22,6 +22,7 @@ from wirespeed.rfc2544.estimate import (
     DutHint,
     Pace,
     RunEstimate,
+    burst_ns,
     estimate_configs,
     format_seconds,
     measure_pace,
@@ -108,6 +109,10 @@ def test_frame_loss_points_and_back_to_back():
     # 64 B: the router's longest burst is (256 + 1) / (1 - 400k / line rate) = 351 frames: 1000
     # first, bisection to one frame (10 more), then a pass and a failure per repetition
     assert b2b[64].trials == 11 + 2 * 2
+    # every burst but the 250-frame one leaves more queued than half the wait drains (250 frames
+    # queue 183: 0.46 ms at 400k/s, plus 20 us): the wait grows by its half, as a run's does
+    bursts = [1000, 500, 250, 375, 312, 343, 359, 351, 355, 353, 352] + [351, 352] * 2
+    assert b2b[64].wire_ns == sum(burst_ns(64, b) for b in bursts) + 15 * 1_000_000 + 14 * 500_000
     # 1518 B is forwarded at line rate: every repetition is one burst of the cap
     assert b2b[1518].trials == 3 and b2b[1518].most_trials == 3 * 64
     assert b2b[1518].wire_ns == 3 * (round(1000 * 1e9 / line_rate_fps(1518)) + 1_000_000)
@@ -137,8 +142,8 @@ def test_wall_time_from_the_pace():
         estimate.model_dump(mode="json")
     board = Plan(tests=["throughput"], sizes=[1518], target="board", options={"latency_trials": 0})
     assert board.estimate(DutHint.from_dut(ROUTER), Pace()).of("throughput").wall_s == pytest.approx(62.1)
-    # in simulation the overhead is simulated time: 0.4 ms a trial at 2 ms per wall second
-    assert Pace.simulation(2_000_000).wall_s(11_000_000, 1) == pytest.approx(11.4 / 2)
+    # in simulation the overhead is simulated time: SIM_TRIAL_OVERHEAD_NS a trial at 2 ms per wall second
+    assert Pace.simulation(2_000_000).wall_s(11_000_000, 1) == pytest.approx((11 + SIM_TRIAL_OVERHEAD_NS / 1e6) / 2)
     assert [format_seconds(s) for s in (4.4, 130, 3725)] == ["4 s", "2 min 10 s", "1 h 02 min"]
 
 

@@ -272,7 +272,9 @@ def _estimate(config: BackToBackConfig, dut: DutHint) -> list[SizeEstimate]:
                                    config.max_trials, start=hint)
             hint = outcome.burst_frames if outcome.burst_frames > 0 else 1
             trials += len(outcome.trials)
-            wire += sum(burst_ns(size, b) + config.wait_ns for b in outcome.bursts)
+            # a burst is a trial at line rate for its length: the wait grows while the queue drains
+            wire += sum(burst_ns(size, b) + dut.settle_ns(size, line_rate_fps(size), burst_ns(size, b), config.wait_ns)
+                        for b in outcome.bursts)
         out.append(SizeEstimate(frame_size=size, trials=trials, most_trials=config.repetitions * config.max_trials,
                                 wire_ns=wire))
     return out
