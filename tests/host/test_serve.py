@@ -55,14 +55,19 @@ def tester():
     return ServedTester()
 
 
-@pytest.fixture
-def settings(tmp_path, own_lock_dir, tester):
+def served_settings(data, tester, target=TARGET, dut=None):
+    """A server on ``target`` whose runs use ``tester``, without graphs and report.html."""
     @contextlib.contextmanager
-    def connector(target, dut, **kwargs):
-        assert target == TARGET
+    def connector(given, dut, **kwargs):
+        assert given == target
         yield tester
 
-    return Settings(data=tmp_path / "data", target=TARGET, connector=connector, report=False)
+    return Settings(data=data, target=target, dut=dut, connector=connector, report=False)
+
+
+@pytest.fixture
+def settings(tmp_path, own_lock_dir, tester):
+    return served_settings(tmp_path / "data", tester)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """The REST API (FastAPI; OpenAPI at ``/docs``): the tester, the DUT models, profiles, runs
-(create, list, get, events, stop, resume, files). Every error is JSON ``{field, message}``:
-422 for a bad value (the command line's words), 409 when the tester is busy (with the run that
-holds it), 404, and 401 without the token when the server has one."""
+(create, list, get, events, stop, resume, files); :mod:`.api_plans` adds the estimate. Every
+error is JSON ``{field, message}``: 422 for a bad value (the command line's words), 409 when the
+tester is busy (with the run that holds it), 404, and 401 without the token when the server has
+one."""
 
 from __future__ import annotations
 
@@ -13,38 +14,21 @@ from typing import Any
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from .. import __version__
-from ..cli.plans import PlanRefused, mapping_of_text
+from ..cli.plans import PlanRefused
 from ..cli.rfc2544 import check_gateware, resume_parts
 from ..results.resume import RecordError, ResumeError, load_run
-from .profiles import ProfileStore, plan_of
+from .api_plans import plans_router
+from .common import ApiError, PlanBody, refused, run_folder
+from .profiles import ProfileStore
 from .runs import Busy, RunManager
 from .settings import Settings
 from .store import BadName, RunStore, record_json, safe_file
 
 __all__ = ["create_app", "ApiError"]
-
-
-class ApiError(Exception):
-    """An error answer: ``status``, JSON ``{field, message}`` and ``extra`` keys."""
-
-    def __init__(self, status: int, field: str, message: str, **extra: Any):
-        super().__init__(f"{field}: {message}")
-        self.status, self.field, self.message, self.extra = status, field, message, extra
-
-
-class PlanBody(BaseModel):
-    """A plan: a saved profile's name, a config file's text (``format`` toml or yaml) or its
-    values as JSON (keys: ``wirespeed rfc2544``'s long options); ``values`` override the
-    profile's or the text's keys."""
-
-    profile: str | None = None
-    text: str | None = None
-    format: str | None = Field(None, description="toml or yaml, for text")
-    values: dict[str, Any] | None = None
 
 
 class ProfileBody(BaseModel):
@@ -94,17 +78,8 @@ def create_app(settings: Settings) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"field": "path", "message": f"{exc.detail}: {request.url.path}"}, exc.status_code)
 
-    def refused(exc: PlanRefused | BadName) -> ApiError:
-        return ApiError(422, exc.field, exc.message)
-
     def folder_of(run_id: str) -> Any:
-        try:
-            folder = store.folder(run_id)
-        except BadName as exc:
-            raise refused(exc) from None
-        if not folder.is_dir() or folder.is_symlink():
-            raise ApiError(404, "run", f"no run {run_id}")
-        return folder
+        return run_folder(store, run_id)
 
     @app.get("/api/tester", summary="The tester: target, DUT and its model, identification, the run holding it")
     def tester() -> dict[str, Any]:
@@ -173,18 +148,8 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/runs", status_code=201, summary="Start a run of a plan (409 when the tester is busy)")
     def run_create(body: PlanBody) -> dict[str, Any]:
-        data: dict[str, Any] = {}
         try:
-            if body.profile is not None:
-                found = profiles.get(body.profile)
-                if found is None:
-                    raise ApiError(422, "profile", f"no profile {body.profile!r}; the profiles are "
-                                                   f"{', '.join(p['name'] for p in profiles.names()) or 'none yet'}")
-                data = dict(found["values"])
-            if body.text is not None:
-                data |= mapping_of_text(body.text, body.format or "toml")
-            data |= body.values or {}
-            checked = plan_of(data, settings)
+            checked = profiles.plan(body.profile, body.text, body.format, body.values)
         except PlanRefused as exc:
             raise refused(exc) from None
         try:
@@ -277,4 +242,5 @@ def create_app(settings: Settings) -> FastAPI:
             raise ApiError(404, "name", f"no file {name} in run {run_id}") from None
         return FileResponse(path)
 
+    app.include_router(plans_router(settings, store, profiles))
     return app

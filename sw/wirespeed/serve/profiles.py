@@ -68,6 +68,23 @@ class ProfileStore:
                 return path
         return None
 
+    def plan(self, profile: str | None, text: str | None, fmt: str | None,
+             values: dict[str, Any] | None) -> PlanInput:
+        """The checked plan of a request (``POST /api/runs``, ``/api/estimate``): ``profile``'s
+        keys, then ``text``'s (a config file in ``fmt``), then ``values`` over them (PlanRefused
+        naming the key at fault, or ``profile`` when there is no such profile)."""
+        data: dict[str, Any] = {}
+        if profile is not None:
+            found = self.get(profile)
+            if found is None:
+                raise PlanRefused("profile", f"no profile {profile!r}; the profiles are "
+                                             f"{', '.join(p['name'] for p in self.names()) or 'none yet'}")
+            data = dict(found["values"])
+        if text is not None:
+            data |= mapping_of_text(text, fmt or "toml")
+        data |= values or {}
+        return plan_of(data, self.settings)
+
     def names(self) -> list[dict[str, str]]:
         found = []
         for path in sorted(self.folder.iterdir()):

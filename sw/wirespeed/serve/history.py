@@ -1,0 +1,64 @@
+"""What the server's earlier runs say of its tester, read from their ``results.json`` without
+connecting to it: the simulation's pace a run measured, for the estimate of a plan before it
+starts (:func:`estimate_json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..rfc2544.estimate import DutHint, Pace
+from ..rfc2544.plan import Plan
+from .store import RunStore
+
+__all__ = ["newest_records", "recorded_pace", "estimate_json", "PACE_LOOKBACK"]
+
+#: how many of the newest runs on the target are read for a recorded pace (a run refused before
+#: it measured one has none); each is one results.json read
+PACE_LOOKBACK = 20
+
+
+def newest_records(store: RunStore, target: str, most: int) -> list[tuple[str, dict[str, Any]]]:
+    """(id, results.json as JSON) of at most ``most`` of the newest runs on ``target``; a folder
+    whose results.json cannot be read is passed over."""
+    found = []
+    for row in store.rows():
+        if row["target"] != target:
+            continue
+        try:
+            data = json.loads((store.folder(row["id"]) / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            found.append((row["id"], data))
+        if len(found) >= most:
+            break
+    return found
+
+
+def recorded_pace(store: RunStore, target: str) -> tuple[Pace, str] | None:
+    """The simulation's pace the newest run on ``target`` that measured one recorded (its
+    ``estimate.pace``), and that run's id; None when no run did."""
+    for run_id, data in newest_records(store, target, PACE_LOOKBACK):
+        pace = (data.get("estimate") or {}).get("pace")
+        if isinstance(pace, dict) and pace.get("sim_ns_per_s"):
+            return Pace.model_validate(pace), run_id
+    return None
+
+
+def estimate_json(plan: Plan, dut: dict[str, Any] | None, target: str, store: RunStore) -> dict[str, Any]:
+    """The estimate of ``plan`` before it runs (:meth:`Plan.estimate`) against ``dut`` (the
+    simulated DUT's description, :func:`wirespeed.host.tester.describe_dut`; else the prior).
+    On a board the wall time is real time plus the control path; in simulation it takes the pace
+    of the newest run that recorded one (``pace_from``), and is None without one."""
+    pace: Pace | None = Pace()
+    pace_from = None
+    if target == "sim":
+        recorded = recorded_pace(store, target)
+        pace, pace_from = recorded if recorded is not None else (None, None)
+    estimate = plan.estimate(DutHint.from_dut(dut), pace)
+    known = pace is not None
+    return {"trials": estimate.trials, "most_trials": estimate.most_trials, "wire_s": estimate.wire_ns / 1e9,
+            "wall_s": estimate.wall_s if known else None, "basis": estimate.basis, "pace_from": pace_from,
+            "tests": [{"test": t.test, "trials": t.trials, "most_trials": t.most_trials,
+                       "wall_s": t.wall_s if known else None} for t in estimate.tests]}

@@ -1,0 +1,100 @@
+"""``wirespeed serve`` before a run: the estimate of a plan, checked as a run's plan is."""
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from test_serve import PLAN, TARGET, ServedTester, events_of, served_settings, start
+
+from wirespeed.cli.plans import plan_from_mapping
+from wirespeed.host.tester import describe_dut
+from wirespeed.rfc2544.estimate import DutHint, Pace
+from wirespeed.serve.api import create_app
+
+SIM_DUT = "router:rate=400k,queue=64"
+
+
+@pytest.fixture
+def tester():
+    return ServedTester()
+
+
+@pytest.fixture
+def settings(tmp_path, own_lock_dir, tester):
+    return served_settings(tmp_path / "data", tester)
+
+
+@pytest.fixture
+def client(settings):
+    return TestClient(create_app(settings))
+
+
+def finished(client):
+    run_id = start(client)
+    assert events_of(client, run_id)[-1]["status"] == "complete"
+    return run_id
+
+
+def expected(values, target, dut, pace):
+    checked = plan_from_mapping(values, defaults={"target": target} | ({"dut": dut} if dut else {}))
+    hint = DutHint.from_dut(describe_dut(checked.dut, target, checked.plan.addresses) if target == "sim" else None)
+    return checked.plan.estimate(hint, pace)
+
+
+def test_estimate_on_a_board_is_real_time_and_the_prior(client):
+    answer = client.post("/api/estimate", json={"values": PLAN})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    want = expected(PLAN, TARGET, None, Pace())
+    assert body["trials"] == want.trials and body["most_trials"] == want.most_trials
+    assert body["wire_s"] == pytest.approx(want.wire_ns / 1e9) and body["wall_s"] == pytest.approx(want.wall_s)
+    assert body["basis"].startswith("prior") and body["pace_from"] is None
+    assert body["tests"] == [{"test": "throughput", "trials": want.trials, "most_trials": want.most_trials,
+                              "wall_s": pytest.approx(want.wall_s)}]
+    assert set(body) == {"trials", "most_trials", "wire_s", "wall_s", "basis", "pace_from", "tests"}
+    assert client.get("/api/runs").json() == []             # nothing started
+
+
+def test_estimate_in_simulation_takes_the_dut_model_and_the_newest_recorded_pace(tmp_path, own_lock_dir, tester):
+    data = tmp_path / "data"
+    values = {"tests": ["throughput", "frame-loss"], "sizes": [64, 1518], "resolution": 1}
+    client = TestClient(create_app(served_settings(data, tester, "sim", SIM_DUT)))
+    body = client.post("/api/estimate", json={"values": values}).json()
+    want = expected(values, "sim", SIM_DUT, None)
+    assert body["basis"] == want.basis and body["basis"].startswith("simulated router")
+    assert body["trials"] == want.trials and body["wall_s"] is None and body["pace_from"] is None
+    assert [t["test"] for t in body["tests"]] == ["throughput", "frame-loss"]
+    assert all(t["wall_s"] is None for t in body["tests"])
+    other = client.post("/api/estimate", json={"values": values | {"dut": "router:rate=100k"}}).json()
+    assert other["trials"] != body["trials"] or other["basis"] != body["basis"]     # the plan's own DUT
+
+    # runs recorded on this target: the newest one's pace counts, a board's never
+    board = TestClient(create_app(served_settings(tmp_path / "board", tester)))
+    made = finished(board)
+    record = json.loads((tmp_path / "board" / "runs" / made / "results.json").read_text())
+    for run_id, target, pace, started in (("old", "sim", 2e6, "2026-01-01T00:00:00+00:00"),
+                                          ("new", "sim", 5e6, "2026-02-01T00:00:00+00:00"),
+                                          ("board", TARGET, None, "2026-03-01T00:00:00+00:00")):
+        folder = data / "runs" / run_id
+        folder.mkdir(parents=True)
+        record |= {"target": target, "started_utc": started}
+        record["estimate"]["pace"] = Pace.simulation(pace, "pilot trial").model_dump() if pace else Pace().model_dump()
+        (folder / "results.json").write_text(json.dumps(record))
+    client = TestClient(create_app(served_settings(data, tester, "sim", SIM_DUT)))
+    body = client.post("/api/estimate", json={"values": values}).json()
+    want = expected(values, "sim", SIM_DUT, Pace.simulation(5e6, "pilot trial"))
+    assert body["pace_from"] == "new" and body["wall_s"] == pytest.approx(want.wall_s)
+    assert [t["wall_s"] for t in body["tests"]] == pytest.approx([t.wall_s for t in want.tests])
+
+
+@pytest.mark.parametrize("body", [
+    {"values": PLAN | {"resolution": 0}},
+    {"values": PLAN | {"target": "sim"}},
+    {"values": PLAN | {"tests": ["toaster"]}},
+    {"text": "sizes = [64,", "format": "toml"},
+    {"profile": "nosuch"},
+])
+def test_estimate_refuses_what_a_run_refuses_in_the_same_words(client, body):
+    estimate, run = client.post("/api/estimate", json=body), client.post("/api/runs", json=body)
+    assert estimate.status_code == run.status_code == 422
+    assert estimate.json() == run.json()
