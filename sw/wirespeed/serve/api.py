@@ -1,8 +1,8 @@
 """The REST API (FastAPI; OpenAPI at ``/docs``): the tester, the DUT models, profiles, runs
-(create, list, get, events, stop, resume, files); :mod:`.api_plans` adds the estimate. Every
-error is JSON ``{field, message}``: 422 for a bad value (the command line's words), 409 when the
-tester is busy (with the run that holds it), 404, and 401 without the token when the server has
-one."""
+(create, list, get, events, stop, resume, files); :mod:`.api_runs` (delete, zip, PDF, compare)
+and :mod:`.api_plans` (the estimate) add theirs. Every error is JSON ``{field, message}``:
+422 for a bad value (the command line's words), 409 when the tester is busy (with the run that
+holds it), 404, and 401 without the token when the server has one."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ..cli.plans import PlanRefused
 from ..cli.rfc2544 import check_gateware, resume_parts
 from ..results.resume import RecordError, ResumeError, load_run
 from .api_plans import plans_router
+from .api_runs import runs_router
 from .common import ApiError, PlanBody, refused, run_folder
 from .profiles import ProfileStore
 from .runs import Busy, RunManager
@@ -242,5 +243,6 @@ def create_app(settings: Settings) -> FastAPI:
             raise ApiError(404, "name", f"no file {name} in run {run_id}") from None
         return FileResponse(path)
 
+    app.include_router(runs_router(store, runs))
     app.include_router(plans_router(settings, store, profiles))
     return app

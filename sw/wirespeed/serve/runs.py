@@ -20,6 +20,7 @@ from ..rfc2544.context import StopToken
 from ..rfc2544.plan import Plan
 from ..run import Run, requires
 from ..traffic import PortAddress
+from .archive import DRAWING
 from .settings import Settings
 from .store import RunStore, new_id
 
@@ -182,7 +183,8 @@ class RunManager:
 
         try:
             if self.store.record(handle.id).status == "complete":
-                make_report(handle.folder)
+                with DRAWING:
+                    make_report(handle.folder)
         except Exception as exc:            # the results stand without their report
             handle.warning = (f"no graphs or report.html ({type(exc).__name__}: {exc}); retry with "
                               f"'wirespeed report {handle.folder}'")
