@@ -1,4 +1,5 @@
-"""``wirespeed serve`` before a run: the estimate of a plan, checked as a run's plan is."""
+"""``wirespeed serve`` before a run: the estimate of a plan, and what GET /api/tester says of the
+calibration from earlier runs."""
 
 import json
 
@@ -98,3 +99,25 @@ def test_estimate_refuses_what_a_run_refuses_in_the_same_words(client, body):
     estimate, run = client.post("/api/estimate", json=body), client.post("/api/runs", json=body)
     assert estimate.status_code == run.status_code == 422
     assert estimate.json() == run.json()
+
+
+def test_tester_gives_the_newest_runs_calibration_and_no_link_state(client, settings):
+    info = client.get("/api/tester").json()
+    assert info["calibration"] is None and info["link"] is None
+    first = finished(client)
+    assert client.get("/api/tester").json()["calibration"] is None        # that run used none
+    run_id = finished(client)
+    for run, started in ((first, "2026-01-01T00:00:00+00:00"), (run_id, "2026-01-02T00:00:00+00:00")):
+        path = settings.data / "runs" / run / "results.json"      # one second may hold both starts
+        path.write_text(json.dumps(json.loads(path.read_text()) | {"started_utc": started}))
+        client.app.state.store.update(run)
+    record = json.loads(path.read_text())
+    record["calibration"] = {"source": "file cal.json", "pipeline_delay_ns": {"0->1": {"64": 200, "1518": 208}},
+                             "file": {"method": "loopback cable", "created_utc": "2026-01-02T03:04:05+00:00",
+                                      "cable_delay_ns": 5, "points": []}}
+    path.write_text(json.dumps(record))
+    info = client.get("/api/tester").json()
+    assert info["calibration"] == {"run": run_id, "source": "file cal.json", "method": "loopback cable",
+                                   "created_utc": "2026-01-02T03:04:05+00:00", "cable_delay_ns": 5,
+                                   "pipeline_delay_ns": {"0->1": {"64": 200, "1518": 208}}}
+    assert info["link"] is None

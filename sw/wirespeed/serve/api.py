@@ -24,6 +24,7 @@ from ..results.resume import RecordError, ResumeError, load_run
 from .api_plans import plans_router
 from .api_runs import runs_router
 from .common import ApiError, PlanBody, refused, run_folder
+from .history import calibration_json
 from .profiles import ProfileStore
 from .runs import Busy, RunManager
 from .settings import Settings
@@ -102,8 +103,10 @@ def create_app(settings: Settings) -> FastAPI:
                 identification = record_json(store.record(seen["id"]))["gateware"]
             except RecordError:
                 pass
+        # link: results.json records no link state, and this call never connects to the tester
         return {"target": settings.target, "dut": dut, "dut_model": model, "identification": identification,
                 "identified_by_run": seen["id"] if identification and seen else None,
+                "calibration": calibration_json(store, settings.target), "link": None,
                 "busy": runs.active.id if runs.active is not None else None, "version": __version__}
 
     @app.get("/api/dut-models", summary="The simulated DUT models, their parameters and limits, and the profiles")

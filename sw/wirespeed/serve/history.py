@@ -1,6 +1,6 @@
 """What the server's earlier runs say of its tester, read from their ``results.json`` without
-connecting to it: the simulation's pace a run measured, for the estimate of a plan before it
-starts (:func:`estimate_json`)."""
+connecting to it: the calibration the newest run used, and the simulation's pace a run measured
+(for the estimate of a plan before it starts, :func:`estimate_json`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..rfc2544.estimate import DutHint, Pace
 from ..rfc2544.plan import Plan
 from .store import RunStore
 
-__all__ = ["newest_records", "recorded_pace", "estimate_json", "PACE_LOOKBACK"]
+__all__ = ["newest_records", "calibration_json", "recorded_pace", "estimate_json", "PACE_LOOKBACK"]
 
 #: how many of the newest runs on the target are read for a recorded pace (a run refused before
 #: it measured one has none); each is one results.json read
@@ -34,6 +34,30 @@ def newest_records(store: RunStore, target: str, most: int) -> list[tuple[str, d
         if len(found) >= most:
             break
     return found
+
+
+def calibration_json(store: RunStore, target: str) -> dict[str, Any] | None:
+    """The calibration the newest run on ``target`` used: ``run``, ``source`` (automatic, or
+    the file), ``method``, ``created_utc``, ``cable_delay_ns`` and ``pipeline_delay_ns``
+    (per direction ``"TX->RX"``, per frame size); None when that run used none."""
+    newest = newest_records(store, target, 1)
+    if not newest:
+        return None
+    run_id, data = newest[0]
+    used = data.get("calibration")
+    if not isinstance(used, dict):
+        return None
+    given = used.get("file")
+    file: dict[str, Any] = given if isinstance(given, dict) else {}
+    delays = used.get("pipeline_delay_ns")
+    if delays is None:
+        delays = {}
+        for point in file.get("points", []):
+            delays.setdefault(f"{point['tx_port']}->{point['rx_port']}", {})[str(point["frame_size"])] = \
+                point["pipeline_delay_ns"]
+    return {"run": run_id, "source": used.get("source"), "method": file.get("method"),
+            "created_utc": file.get("created_utc"), "cable_delay_ns": file.get("cable_delay_ns"),
+            "pipeline_delay_ns": delays}
 
 
 def recorded_pace(store: RunStore, target: str) -> tuple[Pace, str] | None:
