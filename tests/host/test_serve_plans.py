@@ -1,12 +1,14 @@
-"""``wirespeed serve`` before a run: the estimate of a plan, and what GET /api/tester says of the
-calibration from earlier runs."""
+"""``wirespeed serve`` before a run: the estimate of a plan, what GET /api/tester says of the
+calibration from earlier runs, and the generated token."""
 
 import json
+import re
 
 import pytest
 from fastapi.testclient import TestClient
 from test_serve import PLAN, TARGET, ServedTester, events_of, served_settings, start
 
+from wirespeed.cli import main
 from wirespeed.cli.plans import plan_from_mapping
 from wirespeed.host.tester import describe_dut
 from wirespeed.rfc2544.estimate import DutHint, Pace
@@ -121,3 +123,28 @@ def test_tester_gives_the_newest_runs_calibration_and_no_link_state(client, sett
                                    "created_utc": "2026-01-02T03:04:05+00:00", "cable_delay_ns": 5,
                                    "pipeline_delay_ns": {"0->1": {"64": 200, "1518": 208}}}
     assert info["link"] is None
+
+
+def test_new_token_is_printed_with_the_page_and_required(tmp_path, monkeypatch, capsys):
+    import uvicorn
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: served.append((app, kwargs)))
+    monkeypatch.delenv("WIRESPEED_TOKEN", raising=False)
+    assert main(["serve", "--new-token", "--listen", "0.0.0.0:9123", "--data", str(tmp_path / "d")]) == 0
+    err = capsys.readouterr().err
+    found = re.search(r"token (\S+); the page: http://0\.0\.0\.0:9123/\?token=(\S+)", err)
+    assert found and found[1] == found[2] and len(found[1]) == 32, err
+    (app, kwargs), = served
+    assert kwargs["host"] == "0.0.0.0" and kwargs["port"] == 9123
+    client = TestClient(app)
+    assert client.get("/api/runs").status_code == 401
+    assert client.get("/api/runs", headers={"Authorization": "Bearer " + found[1] + "x"}).status_code == 401
+    assert client.get("/api/runs", headers={"Authorization": "Bearer " + found[1]}).status_code == 200
+
+    assert main(["serve", "--new-token", "--token", "t", "--data", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("wirespeed: error: --new-token: ")
+    assert main(["serve", "--listen", "0.0.0.0:9123", "--data", str(tmp_path / "d")]) == 2
+    assert "not a loopback address" in capsys.readouterr().err
+    assert len(served) == 1

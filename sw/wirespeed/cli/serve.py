@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Annotated
 
@@ -17,7 +18,8 @@ __all__ = ["serve"]
 @app.command("serve")
 def serve(
     listen: Annotated[str, typer.Option(metavar="HOST:PORT",
-                                        help="Address to listen on; one other than loopback needs --token.")
+                                        help="Address to listen on; one other than loopback needs --token or "
+                                             "--new-token.")
                       ] = DEFAULT_LISTEN,
     data: Annotated[Path, typer.Option(metavar="DIR", help="Runs (DIR/runs/<id>/), profiles and the index.")
                     ] = Path("wirespeed-data"),
@@ -26,12 +28,19 @@ def serve(
     token: Annotated[str | None, typer.Option(metavar="TOKEN", envvar="WIRESPEED_TOKEN",
                                               help="Every API call must carry it: Authorization: Bearer TOKEN.")
                      ] = None,
+    new_token: Annotated[bool, typer.Option("--new-token", help="Make a random token, as --token; printed at "
+                                                                "start with the page's address.")] = False,
 ) -> None:
     """Serve the REST API (OpenAPI at /docs): profiles, runs, their events and files."""
     from ..host.tester import ConnectError, describe_dut
     from ..serve.api import create_app
     from ..serve.settings import Settings, parse_listen
 
+    if new_token:
+        if token:
+            raise InputError("--new-token", "makes the token: give it or --token TOKEN (or WIRESPEED_TOKEN), "
+                                            "not both")
+        token = secrets.token_urlsafe(24)
     try:
         host, port = parse_listen(listen, token)
     except ValueError as exc:
@@ -48,6 +57,10 @@ def serve(
         raise InputError("--data", f"cannot use {data}: {exc.strerror or exc}") from None
     import uvicorn
 
-    err_console.print(f"wirespeed serve: http://{host}:{port}/docs (data in {data}/)", highlight=False,
+    address = f"[{host}]" if ":" in host else host
+    err_console.print(f"wirespeed serve: http://{address}:{port}/docs (data in {data}/)", highlight=False,
                       soft_wrap=True)
+    if new_token:
+        err_console.print(f"wirespeed serve: token {token}; the page: http://{address}:{port}/?token={token}",
+                          highlight=False, soft_wrap=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")

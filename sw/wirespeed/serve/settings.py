@@ -62,6 +62,6 @@ def parse_listen(text: str, token: str | None) -> tuple[str, int]:
     if not 0 < port < 65536:
         raise ValueError(f"a port 1..65535 after the host, e.g. {DEFAULT_LISTEN}; not {text!r}")
     if not is_loopback(host) and not token:
-        raise ValueError(f"{host} is not a loopback address: give --token TOKEN, which every API call must "
-                         "then carry (Authorization: Bearer TOKEN)")
+        raise ValueError(f"{host} is not a loopback address: give --token TOKEN (or --new-token), which every API "
+                         "call must then carry (Authorization: Bearer TOKEN)")
     return host, port
