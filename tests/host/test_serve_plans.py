@@ -1,19 +1,26 @@
 """``wirespeed serve`` before a run: the estimate of a plan, what GET /api/tester says of the
-calibration from earlier runs, and the generated token."""
+calibration from earlier runs, the generated token, and the profiles shipped with the server."""
 
 import json
 import re
+import shutil
+import tomllib
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from test_serve import PLAN, TARGET, ServedTester, events_of, served_settings, start
 
 from wirespeed.cli import main
-from wirespeed.cli.plans import plan_from_mapping
+from wirespeed.cli.app import defaults_for
+from wirespeed.cli.plans import mapping_of_text, plan_from_mapping
 from wirespeed.host.tester import describe_dut
 from wirespeed.rfc2544.estimate import DutHint, Pace
 from wirespeed.serve.api import create_app
+from wirespeed.serve.profiles import shipped_profiles
 
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = ROOT / "sw" / "wirespeed" / "serve" / "profiles"
 SIM_DUT = "router:rate=400k,queue=64"
 
 
@@ -148,3 +155,43 @@ def test_new_token_is_printed_with_the_page_and_required(tmp_path, monkeypatch, 
     assert main(["serve", "--listen", "0.0.0.0:9123", "--data", str(tmp_path / "d")]) == 2
     assert "not a loopback address" in capsys.readouterr().err
     assert len(served) == 1
+
+
+def test_the_shipped_profiles_pass_the_command_lines_config_check(tmp_path):
+    names = sorted(p.name for p in SHIPPED.iterdir())
+    assert names == ["bsdrp-lab-replay.toml", "quick-check.toml", "rfc2544-full.toml"]
+    assert sorted(shipped_profiles()) == names
+    for path in SHIPPED.iterdir():
+        given = defaults_for("rfc2544", path)              # as 'wirespeed rfc2544 --config FILE' reads it
+        assert "target" not in given, path.name            # the server's tester, whichever it is
+        checked = plan_from_mapping(mapping_of_text(path.read_text(), "toml", path.name),
+                                    defaults={"target": "sim", "dut": SIM_DUT})
+        assert checked.plan.estimate().trials > 0
+        assert path.read_text().startswith(f"# {path.stem}: ")
+    full = defaults_for("rfc2544", SHIPPED / "rfc2544-full.toml")
+    assert full["tests"] == ["throughput", "frame-loss", "back-to-back", "system-recovery", "reset"]
+    assert full["sizes"] == [64, 128, 256, 512, 1024, 1280, 1518]
+    assert defaults_for("rfc2544", SHIPPED / "quick-check.toml")["sizes"] == [64, 1518]
+    lab = defaults_for("rfc2544", SHIPPED / "bsdrp-lab-replay.toml")
+    assert lab["sizes"] == [64] and lab["dut"] == "bsdrp-306m"
+    assert "IBM eServer 306m with Intel 82546GB" in (SHIPPED / "bsdrp-lab-replay.toml").read_text()
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert all(any(Path("profiles", name).match(g) for g in globs["wirespeed.serve"]) for name in names)
+
+
+def test_a_new_data_folder_gets_the_shipped_profiles_and_keeps_the_users(settings, tmp_path):
+    client = TestClient(create_app(settings))
+    assert [p["name"] for p in client.get("/api/profiles").json()] == ["bsdrp-lab-replay", "quick-check",
+                                                                       "rfc2544-full"]
+    assert client.get("/api/profiles/quick-check").json()["text"] == (SHIPPED / "quick-check.toml").read_text()
+    (settings.data / "profiles" / "quick-check.toml").write_text('tests = ["throughput"]\nsizes = [128]\n')
+    assert client.delete("/api/profiles/rfc2544-full").status_code == 200
+    client = TestClient(create_app(settings))                # a restart: the folder is the user's now
+    assert [p["name"] for p in client.get("/api/profiles").json()] == ["bsdrp-lab-replay", "quick-check"]
+    assert client.get("/api/profiles/quick-check").json()["values"]["sizes"] == [128]
+    shutil.rmtree(settings.data / "profiles")
+    (settings.data / "profiles").mkdir()
+    client = TestClient(create_app(settings))
+    assert client.get("/api/profiles").json() == []          # an empty folder is the user's too
+    run = client.post("/api/estimate", json={"profile": "quick-check"})
+    assert run.status_code == 422 and run.json()["field"] == "profile"

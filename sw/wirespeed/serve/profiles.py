@@ -3,11 +3,15 @@ the files ``wirespeed rfc2544 --config`` reads, and checked as it checks them
 (:func:`wirespeed.cli.plans.plan_from_mapping`), so a profile the server accepts runs from the
 command line and a config file of the command line loads here. A run's folder is the server's
 (``DATA/runs/<id>``), so ``out``, ``force``, ``json`` and ``junit`` in a profile are read and checked
-but not used."""
+but not used.
+
+A new data folder gets the profiles shipped in this package's ``profiles/`` folder
+(:func:`install_shipped`): copies the user may edit or delete, never written over."""
 
 from __future__ import annotations
 
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +21,7 @@ from ..cli.plans import PlanInput, PlanRefused, mapping_of_text, plan_from_mappi
 from ..safeio import atomic_write_text
 from .settings import Settings
 
-__all__ = ["ProfileStore", "NAME", "SERVER_OWNED", "check_plan", "plan_of"]
+__all__ = ["ProfileStore", "NAME", "SERVER_OWNED", "check_plan", "plan_of", "shipped_profiles", "install_shipped"]
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 SUFFIXES = {"toml": ".toml", "yaml": ".yaml"}
@@ -53,13 +57,39 @@ def check_plan(values: dict[str, Any], settings: Settings) -> None:
             raise PlanRefused(name.replace("_", "-"), "not available in a server run (use the command line)")
 
 
+def shipped_profiles() -> dict[str, str]:
+    """The profiles shipped with the server: file name -> its text."""
+    folder = resources.files("wirespeed.serve").joinpath("profiles")
+    return {entry.name: entry.read_text(encoding="utf-8") for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(tuple(SUFFIXES.values())) and NAME.fullmatch(entry.name.rsplit(".", 1)[0])}
+
+
+def install_shipped(folder: Path) -> list[str]:
+    """Create the profiles ``folder`` with the shipped profiles in it, when it does not exist
+    (a folder that exists is the user's, shipped profiles deleted from it included); the names
+    of the files written. An existing file is never written over."""
+    try:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        return []
+    written = []
+    for name, text in shipped_profiles().items():
+        try:
+            with open(folder / name, "x", encoding="utf-8") as out:
+                out.write(text)
+        except FileExistsError:
+            continue
+        written.append(name)
+    return written
+
+
 class ProfileStore:
     """The profiles folder (see the module doc)."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self.folder = Path(settings.data) / "profiles"
-        self.folder.mkdir(parents=True, exist_ok=True)
+        install_shipped(self.folder)
 
     def _path(self, name: str) -> Path | None:
         for suffix in (".toml", ".yaml", ".yml"):
