@@ -261,7 +261,7 @@ class Run:
                 record.estimate = estimate
             emit(ev.RunStarted(tests=list(self.configs), frame_sizes=list(self.plan.sizes), target=record.target,
                                out_dir=None if self.out is None else str(self.out),
-                               resumed=self._resume_note is not None,
+                               resumed=self._resume_note is not None, recorded_trials=len(record.trials),
                                estimate=None if estimate is None else estimate.model_dump(mode="json")))
             for note in record.notes if self._resume_note is None else [self._resume_note]:
                 emit(ev.Note(text=note))

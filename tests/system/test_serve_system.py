@@ -1,39 +1,51 @@
-"""``wirespeed serve``'s API runs RFC 2544 throughput at 64 B on the simulated router and writes
-the Throughput.csv the command line writes for the same plan (apart from timestamps), and the
-report after it."""
+"""``wirespeed serve`` on the simulated router, driven from its New test page in a real headless
+Chromium: RFC 2544 throughput with its latency trials at 64 and 1518 bytes, the trials shown as
+they are measured, and a finished run whose Throughput.csv and report.html are those the
+command line writes for the same plan, apart from timestamps."""
 
-import json
 import re
 
 import pytest
-from fastapi.testclient import TestClient
+from browser import CHROMIUM, NO_CHROMIUM, checked_page, chromium, serving
+from playwright.sync_api import expect
 
 from wirespeed.cli import main
-from wirespeed.serve.api import create_app
 from wirespeed.serve.settings import Settings
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 DUT = "router:rate=400k,queue=256,latency=20us"
+SIZES = "64,1518"
+RUN_MS = 1_800_000          # a deadline for a stuck run, never a measured time
+# wall-clock times, and the simulated time at which the learning phase ran (the simulation runs
+# on while the host prepares, so it depends on the machine's speed)
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+LEARNING_TIME = re.compile(r"<tr><td>(started|ended)</td><td>[\d.,]+ [mun]?s</td></tr>")
 
 
-def test_an_api_run_writes_the_command_lines_throughput_csv(tmp_path, capsys):
-    client = TestClient(create_app(Settings(data=tmp_path / "data", target="sim", dut=DUT)))
-    created = client.post("/api/runs", json={"values": {"tests": ["throughput"], "sizes": [64]}})
-    assert created.status_code == 201, created.text
-    run_id = created.json()["id"]
-    with client.stream("GET", f"/api/runs/{run_id}/events") as response:
-        events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
-    assert [e["kind"] for e in events].count("trial_done") > 1
-    assert events[-1]["kind"] == "run_done" and events[-1]["status"] == "complete", events[-1]
-    run = client.get(f"/api/runs/{run_id}").json()
-    assert run["status"] == "complete" and run["headline"][0]["rows"][0][0] == "64"
-    api_csv = client.get(f"/api/runs/{run_id}/files/Throughput.csv").text
-    names = {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}
-    assert "report.html" in names and any(n.startswith("graphs/") for n in names), names
+def normal(text):
+    return LEARNING_TIME.sub("<learning time>", TIMESTAMP.sub("<time>", text))
 
-    code = main(["rfc2544", "--tests", "throughput", "--sizes", "64", "--dut", DUT, "--out", str(tmp_path / "cli")])
+
+def test_a_run_from_the_page_writes_the_command_lines_csv_and_report(tmp_path, capsys):
+    settings = Settings(data=tmp_path / "data", target="sim", dut=DUT)
+    with serving(settings) as url, chromium() as browser, checked_page(browser, RUN_MS) as page:
+        page.goto(f"{url}/new")
+        page.locator('.field[data-key="tests"] input[value="throughput"]').check()
+        page.fill("#opt-sizes", SIZES)
+        page.click("#start")
+        page.wait_for_url(re.compile(r"/runs/[^/]+$"))
+        run_id = page.url.rsplit("/", 1)[1]
+        page.locator("#trials tbody tr").first.wait_for()
+        assert page.locator("#status").text_content() == "running"      # a trial shown before the run's end
+        page.locator("#status").filter(has_text="complete").wait_for()
+        trials = (settings.data / "runs" / run_id / "trials.jsonl").read_text().splitlines()
+        expect(page.locator("#trials tbody tr")).to_have_count(len(trials))
+        expect(page.locator("#headline caption").first).to_contain_text("throughput")
+        page_csv = page.request.get(f"{url}/api/runs/{run_id}/files/Throughput.csv").text()
+        page_report = page.request.get(f"{url}/api/runs/{run_id}/files/report.html").text()
+
+    code = main(["rfc2544", "--tests", "throughput", "--sizes", SIZES, "--dut", DUT, "--out", str(tmp_path / "cli")])
     assert code == 0, capsys.readouterr().err
-    cli_csv = (tmp_path / "cli" / "Throughput.csv").read_text()
-    assert TIMESTAMP.sub("<time>", api_csv) == TIMESTAMP.sub("<time>", cli_csv)
-    assert len(api_csv.splitlines()) == 2
+    assert normal(page_csv) == normal((tmp_path / "cli" / "Throughput.csv").read_text())
+    assert len(page_csv.splitlines()) == 3
+    assert normal(page_report) == normal((tmp_path / "cli" / "report.html").read_text())

@@ -31,7 +31,7 @@ def serve(
     new_token: Annotated[bool, typer.Option("--new-token", help="Make a random token, as --token; printed at "
                                                                 "start with the page's address.")] = False,
 ) -> None:
-    """Serve the REST API (OpenAPI at /docs): profiles, runs, their events and files."""
+    """Serve the web pages and the REST API (OpenAPI at /docs): profiles, runs, their events and files."""
     from ..host.tester import ConnectError, describe_dut
     from ..serve.api import create_app
     from ..serve.settings import Settings, parse_listen
@@ -58,8 +58,8 @@ def serve(
     import uvicorn
 
     address = f"[{host}]" if ":" in host else host
-    err_console.print(f"wirespeed serve: http://{address}:{port}/docs (data in {data}/)", highlight=False,
-                      soft_wrap=True)
+    err_console.print(f"wirespeed serve: http://{address}:{port}/ (the API: /docs; data in {data}/)",
+                      highlight=False, soft_wrap=True)
     if new_token:
         err_console.print(f"wirespeed serve: token {token}; the page: http://{address}:{port}/?token={token}",
                           highlight=False, soft_wrap=True)

@@ -43,6 +43,8 @@ class RunStarted(Event):
     target: str
     out_dir: str | None = None
     resumed: bool = False
+    recorded_trials: int = Field(0, description="trials the results held before this run started: a resumed "
+                                                "run's earlier ones, the first lines of its trials.jsonl")
     estimate: dict[str, Any] | None = Field(None, description="trials and seconds expected, per test and in all")
 
 

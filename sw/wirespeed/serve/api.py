@@ -6,6 +6,7 @@ holds it), 404, and 401 without the token when the server has one."""
 
 from __future__ import annotations
 
+import mimetypes
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -13,7 +14,7 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
@@ -23,14 +24,18 @@ from ..cli.rfc2544 import check_gateware, resume_parts
 from ..results.resume import RecordError, ResumeError, load_run
 from .api_plans import plans_router
 from .api_runs import runs_router
+from .api_tester import tester_router
 from .common import ApiError, PlanBody, refused, run_folder
-from .history import calibration_json
+from .pages import add_pages, login_page
 from .profiles import ProfileStore
 from .runs import Busy, RunManager
 from .settings import Settings
 from .store import BadName, RunStore, record_json, safe_file
 
-__all__ = ["create_app", "ApiError"]
+__all__ = ["create_app", "ApiError", "SESSION_COOKIE"]
+
+#: the cookie a page session carries the token in (HttpOnly, SameSite=Strict)
+SESSION_COOKIE = "wirespeed_token"
 
 
 class ProfileBody(BaseModel):
@@ -53,7 +58,9 @@ def create_app(settings: Settings) -> FastAPI:
         if not settings.token:
             return
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), settings.token.encode()):
+        if scheme.lower() != "bearer":
+            given = request.cookies.get(SESSION_COOKIE, "")
+        if not token_matches(given.strip(), settings.token):
             raise ApiError(401, "token", "every call needs the server's token: Authorization: Bearer TOKEN")
 
     @asynccontextmanager
@@ -62,11 +69,29 @@ def create_app(settings: Settings) -> FastAPI:
         runs.shutdown()
 
     app = FastAPI(title="wirespeed", version=__version__, dependencies=[Depends(authorized)], lifespan=lifespan,
-                  description="The wirespeed tester as an appliance (docs/appliance.md).")
+                  description="The wirespeed tester as an appliance (docs/appliance.md).", docs_url=None,
+                  redoc_url=None)
     app.state.store, app.state.runs, app.state.profiles = store, runs, profiles
 
+    @app.middleware("http")
+    async def session(request: Request, call_next: Any) -> Any:
+        """A page opened with ``?token=`` (the link ``--new-token`` prints, the login form) becomes
+        a session: the token moves into a cookie and the address loses it."""
+        given = request.query_params.get("token")
+        page = request.method == "GET" and not request.url.path.startswith("/api/")
+        if settings.token and given is not None and page:
+            if not token_matches(given, settings.token):
+                return login_page("That is not the server's token.")
+            answer = RedirectResponse(request.url.path, 303)
+            answer.set_cookie(SESSION_COOKIE, given, httponly=True, samesite="strict")
+            return answer
+        return await call_next(request)
+
     @app.exception_handler(ApiError)
-    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+    async def api_error(request: Request, exc: ApiError) -> Response:
+        if exc.status == 401 and not request.url.path.startswith(("/api/", "/openapi.json")):
+            return login_page("This server needs its token (given to wirespeed serve with --token or printed by "
+                              "--new-token).")
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"field": exc.field, "message": exc.message, **exc.extra}, exc.status, headers=headers)
 
@@ -82,32 +107,6 @@ def create_app(settings: Settings) -> FastAPI:
 
     def folder_of(run_id: str) -> Any:
         return run_folder(store, run_id)
-
-    @app.get("/api/tester", summary="The tester: target, DUT and its model, identification, the run holding it")
-    def tester() -> dict[str, Any]:
-        from wirespeed.sim.dut_catalog import catalog
-
-        from ..host.tester import ConnectError, describe_dut
-
-        dut: dict[str, Any] | None = None
-        if settings.dut is not None:
-            try:
-                dut = describe_dut(settings.dut, settings.target)
-            except ConnectError as exc:
-                dut = {"error": str(exc)}
-        model = next((m for m in catalog()["models"] if dut and m["name"] == dut.get("model")), None)
-        seen = next((r for r in store.rows() if r["target"] == settings.target), None)
-        identification = None
-        if seen is not None:
-            try:
-                identification = record_json(store.record(seen["id"]))["gateware"]
-            except RecordError:
-                pass
-        # link: results.json records no link state, and this call never connects to the tester
-        return {"target": settings.target, "dut": dut, "dut_model": model, "identification": identification,
-                "identified_by_run": seen["id"] if identification and seen else None,
-                "calibration": calibration_json(store, settings.target), "link": None,
-                "busy": runs.active.id if runs.active is not None else None, "version": __version__}
 
     @app.get("/api/dut-models", summary="The simulated DUT models, their parameters and limits, and the profiles")
     def dut_models() -> dict[str, Any]:
@@ -234,9 +233,8 @@ def create_app(settings: Settings) -> FastAPI:
         folder_of(run_id)
         return store.files(run_id)
 
-    @app.get("/api/runs/{run_id}/files/{name:path}", summary="One file of the run's folder",
-             response_class=FileResponse)
-    def run_file(run_id: str, name: str) -> FileResponse:
+    @app.get("/api/runs/{run_id}/files/{name:path}", summary="One file of the run's folder")
+    def run_file(run_id: str, name: str) -> Response:
         folder = folder_of(run_id)
         try:
             path = safe_file(folder, name)
@@ -244,8 +242,16 @@ def create_app(settings: Settings) -> FastAPI:
             raise refused(exc) from None
         except FileNotFoundError:
             raise ApiError(404, "name", f"no file {name} in run {run_id}") from None
-        return FileResponse(path)
+        # read whole, then sent: a running run's files grow, and a length taken first would not match
+        media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        return Response(path.read_bytes(), media_type=media)
 
+    app.include_router(tester_router(settings, store, runs))
     app.include_router(runs_router(store, runs))
     app.include_router(plans_router(settings, store, profiles))
+    add_pages(app, settings)
     return app
+
+
+def token_matches(given: str, token: str) -> bool:
+    return secrets.compare_digest(given.encode(), token.encode())

@@ -169,8 +169,14 @@ class RunStore:
 
 
 def record_json(record: RunRecord) -> dict[str, Any]:
-    """What GET /runs/{id} says of a record: its header and each test's headline figures."""
-    return {"status": record.status, "error": record.error, "title": record.title, "target": record.target,
-            "dut": record.dut, "tests": record.test_names, "started": record.started_utc,
+    """What GET /runs/{id} says of a record: its header, each test's headline figures and the
+    verdicts of its thresholds (``passed``: None when the plan set none)."""
+    from ..rfc2544.expect import verdicts_of
+
+    verdicts = verdicts_of(record)
+    return {"verdicts": [v.model_dump(mode="json") for v in verdicts],
+            "passed": all(v.passed for v in verdicts) if verdicts else None,
+            "plan": record.plan, "status": record.status, "error": record.error, "title": record.title,
+            "target": record.target, "dut": record.dut, "tests": record.test_names, "started": record.started_utc,
             "updated": record.updated_utc, "notes": list(record.notes), "trials": len(record.trials),
             "headline": headline(record), "gateware": json.loads(record.gateware.model_dump_json())}

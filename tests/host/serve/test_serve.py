@@ -7,85 +7,14 @@ import os
 import threading
 
 import pytest
-from fakes import FakeTester
 from fastapi.testclient import TestClient
+from served import PLAN, TARGET, WAIT_S, events_of, start
 
 from wirespeed import locks
 from wirespeed.cli import main
-from wirespeed.host.models import GatewareId
 from wirespeed.locks import Holder, results_lock
 from wirespeed.serve.api import create_app
-from wirespeed.serve.settings import Settings, parse_listen
-
-TARGET = "udp://127.0.0.1:1234"
-PLAN = {"tests": ["throughput"], "sizes": [64, 128], "learning": False, "calibration": "none", "resolution": 10}
-WAIT_S = 60     # a deadline for a thread that is stuck, never a measured time
-
-
-class ServedTester(FakeTester):
-    """A board answering as FakeTester; its first trial at ``gate_size`` waits for ``release``
-    (``entered`` says it is waiting), so a test can act while a run is mid-way."""
-
-    target, is_simulation, transport = TARGET, False, None
-
-    def __init__(self, gate_size=None):
-        super().__init__(limit_pct=50)
-        self.ident = GatewareId(magic=1, version=0x000100, map_hash=2, clk_hz=125_000_000, n_ports=2)
-        self.dut = {"description": "a fake"}
-        self.gate_size, self.entered, self.release = gate_size, threading.Event(), threading.Event()
-
-    def require(self, block, field, why):
-        pass
-
-    def check_directions(self, flows, field):
-        pass
-
-    def counts_sequence_errors(self, port):
-        return False
-
-    def run_trial(self, flows, *args, **kwargs):
-        if flows[0].spec.point == self.gate_size and not self.release.is_set():
-            self.entered.set()
-            assert self.release.wait(WAIT_S)
-        return super().run_trial(flows, *args, **kwargs)
-
-
-@pytest.fixture
-def tester():
-    return ServedTester()
-
-
-def served_settings(data, tester, target=TARGET, dut=None):
-    """A server on ``target`` whose runs use ``tester``, without graphs and report.html."""
-    @contextlib.contextmanager
-    def connector(given, dut, **kwargs):
-        assert given == target
-        yield tester
-
-    return Settings(data=data, target=target, dut=dut, connector=connector, report=False)
-
-
-@pytest.fixture
-def settings(tmp_path, own_lock_dir, tester):
-    return served_settings(tmp_path / "data", tester)
-
-
-@pytest.fixture
-def client(settings):
-    return TestClient(create_app(settings))
-
-
-def events_of(client, run_id, headers=None):
-    """Every event of the run, from the first, until it ends (the stream closes)."""
-    with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
-        assert response.status_code == 200
-        return [json.loads(line[len("data: "):]) for line in response.iter_lines() if line.startswith("data: ")]
-
-
-def start(client, values=PLAN):
-    response = client.post("/api/runs", json={"values": values})
-    assert response.status_code == 201, response.text
-    return response.json()["id"]
+from wirespeed.serve.settings import parse_listen
 
 
 def test_a_run_writes_its_folder_streams_its_events_and_is_indexed(client, settings):
@@ -274,7 +203,37 @@ def test_tester_and_dut_models(client):
     assert models == json.loads(json.dumps(catalog()))
     run_id = start(client)
     events_of(client, run_id)
-    assert client.get("/api/tester").json()["identification"]["map_hash"] == 2
+    info = client.get("/api/tester").json()
+    assert info["identification"]["map_hash"] == 2 and info["identified_by_run"] == run_id
+
+
+def test_identify_reads_the_tester_now_unless_a_run_holds_it(client, settings, tester, monkeypatch):
+    tester.ident = tester.ident.model_copy(update={"map_hash": 7})
+    answer = client.post("/api/tester/identify")
+    assert answer.status_code == 200 and answer.json()["identification"]["map_hash"] == 7
+    info = client.get("/api/tester").json()
+    assert info["identification"]["map_hash"] == 7 and info["identified_by_run"] is None
+    assert info["identified_utc"] == answer.json()["identified_utc"]
+
+    tester.gate_size = 128
+    run_id = start(client)
+    assert tester.entered.wait(WAIT_S)
+    busy = client.post("/api/tester/identify")
+    assert busy.status_code == 409 and busy.json()["run"] == run_id
+    tester.release.set()
+    events_of(client, run_id)
+
+    from wirespeed.errors import ConnectError
+
+    @contextlib.contextmanager
+    def unreachable(target, dut, **kwargs):
+        raise ConnectError("--target", "no answer from udp://127.0.0.1:1234 within 1 s")
+        yield
+
+    monkeypatch.setattr(settings, "connector", unreachable)
+    down = client.post("/api/tester/identify")
+    assert down.status_code == 503 and down.json() == {"field": "target",
+                                                       "message": "no answer from udp://127.0.0.1:1234 within 1 s"}
 
 
 def test_stopping_the_server_interrupts_its_run_after_the_trial(settings, tester):
@@ -292,7 +251,7 @@ def test_the_config_files_of_docs_config_md_load_as_profiles(client):
     import re
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "config.md").read_text()
     blocks = re.findall(r"```(toml|yaml)\n(.*?)```", doc, re.S)
     assert [fmt for fmt, _ in blocks] == ["toml", "yaml"]
     toml_text = blocks[0][1]
@@ -306,10 +265,10 @@ def test_the_config_files_of_docs_config_md_load_as_profiles(client):
 
 SERVER_PROCESS = """
 import contextlib, sys
-sys.path.insert(0, sys.argv[2])
 from pathlib import Path
+sys.path[:0] = [sys.argv[2], str(Path(sys.argv[2]).parent)]
 from fastapi.testclient import TestClient
-from test_serve import PLAN, TARGET, ServedTester
+from served import PLAN, TARGET, ServedTester
 from wirespeed.serve.api import create_app
 from wirespeed.serve.settings import Settings
 

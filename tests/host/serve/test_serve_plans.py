@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from test_serve import PLAN, TARGET, ServedTester, events_of, served_settings, start
+from served import PLAN, TARGET, events_of, served_settings, start
 
 from wirespeed.cli import main
 from wirespeed.cli.app import defaults_for
@@ -19,24 +19,9 @@ from wirespeed.rfc2544.estimate import DutHint, Pace
 from wirespeed.serve.api import create_app
 from wirespeed.serve.profiles import shipped_profiles
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "sw" / "wirespeed" / "serve" / "profiles"
 SIM_DUT = "router:rate=400k,queue=64"
-
-
-@pytest.fixture
-def tester():
-    return ServedTester()
-
-
-@pytest.fixture
-def settings(tmp_path, own_lock_dir, tester):
-    return served_settings(tmp_path / "data", tester)
-
-
-@pytest.fixture
-def client(settings):
-    return TestClient(create_app(settings))
 
 
 def finished(client):

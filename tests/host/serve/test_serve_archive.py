@@ -9,25 +9,10 @@ import zipfile
 
 import pytest
 from fastapi.testclient import TestClient
-from test_serve import PLAN, WAIT_S, ServedTester, events_of, served_settings, start
+from served import PLAN, WAIT_S, events_of, start
 
 from wirespeed.locks import Holder, results_lock
 from wirespeed.serve.api import create_app
-
-
-@pytest.fixture
-def tester():
-    return ServedTester()
-
-
-@pytest.fixture
-def settings(tmp_path, own_lock_dir, tester):
-    return served_settings(tmp_path / "data", tester)
-
-
-@pytest.fixture
-def client(settings):
-    return TestClient(create_app(settings))
 
 
 def finished(client, values=PLAN):
