@@ -360,6 +360,12 @@ def test_without_root_the_simulation_makes_a_user_namespace_the_setup_can_enter(
         binary.chmod(0o755)
         sim = subprocess.Popen([*NOBODY, str(binary), "--dut", "tap"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+        if not os.stat("/dev/net/tun").st_mode & 0o006:
+            # a machine whose TUN device only root may open: the simulation says so in one line
+            _, err = sim.communicate(timeout=30)
+            assert sim.returncode != 0 and err == "wirespeed-sim: error: dut tap: /dev/net/tun: Permission denied\n"
+            pytest.skip("/dev/net/tun is open to root only on this machine: no unprivileged simulation can use "
+                        "a TAP device, so its user namespace is not tried")
         try:
             assert sim.stdout.readline().startswith("WIRESPEED-SIM READY")
             assert _net_ns(sim.pid) != _net_ns(os.getpid())
