@@ -71,10 +71,11 @@ def test_a_run_from_the_new_test_page_is_live_stops_resumes_and_refuses_a_second
         page.wait_for_url(re.compile(r"/runs/[^/]+$"))
         run_id = page.url.rsplit("/", 1)[1]
         assert tester.entered.wait(WAIT_S)          # 64 B measured, a 128 B trial in progress
-        trial_rows(page, 64).last.wait_for()        # the 64 B trials arrived while the run goes on
+        measured = len((settings.data / "runs" / run_id / "trials.jsonl").read_text().splitlines())
+        expect(trial_rows(page, 64)).to_have_count(measured)      # arrived while the run goes on
+        expect(page.locator("#progress-text")).to_contain_text(f"{measured} of about")
         assert page.locator("#status").text_content() == "running"
         assert page.locator("#heading").text_content() == "bench <b>one</b>"
-        assert page.locator("#progress-text").text_content().startswith(f"{trial_rows(page, 64).count()} of about")
         shot(page, "live-run")
 
         second = browser.new_page()
