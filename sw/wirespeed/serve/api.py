@@ -25,7 +25,7 @@ from ..results.resume import RecordError, ResumeError, load_run
 from .api_plans import plans_router
 from .api_runs import runs_router
 from .api_tester import tester_router
-from .common import ApiError, PlanBody, refused, run_folder
+from .common import ApiError, PlanBody, run_folder
 from .pages import add_pages, login_page
 from .profiles import ProfileStore
 from .runs import Busy, RunManager
@@ -95,6 +95,12 @@ def create_app(settings: Settings) -> FastAPI:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"field": exc.field, "message": exc.message, **exc.extra}, exc.status, headers=headers)
 
+    @app.exception_handler(PlanRefused)
+    @app.exception_handler(BadName)
+    async def not_allowed(request: Request, exc: PlanRefused | BadName) -> JSONResponse:
+        """A value that is not allowed, wherever it is found: 422 naming its key."""
+        return JSONResponse({"field": exc.field, "message": exc.message}, 422)
+
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0]
@@ -121,28 +127,18 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/profiles/{name}", summary="A profile: its file text, format and values")
     def profile_get(name: str) -> dict[str, Any]:
-        try:
-            found = profiles.get(name)
-        except PlanRefused as exc:
-            raise refused(exc) from None
+        found = profiles.get(name)
         if found is None:
             raise ApiError(404, "name", f"no profile {name}")
         return found
 
     @app.put("/api/profiles/{name}", summary="Save a profile (checked as a run's plan)")
     def profile_put(name: str, body: ProfileBody) -> dict[str, Any]:
-        try:
-            return profiles.put(name, body.text, body.format, body.values)
-        except PlanRefused as exc:
-            raise refused(exc) from None
+        return profiles.put(name, body.text, body.format, body.values)
 
     @app.delete("/api/profiles/{name}", summary="Delete a profile")
     def profile_delete(name: str) -> dict[str, Any]:
-        try:
-            gone = profiles.delete(name)
-        except PlanRefused as exc:
-            raise refused(exc) from None
-        if not gone:
+        if not profiles.delete(name):
             raise ApiError(404, "name", f"no profile {name}")
         return {"name": name, "deleted": True}
 
@@ -151,10 +147,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/runs", status_code=201, summary="Start a run of a plan (409 when the tester is busy)")
     def run_create(body: PlanBody) -> dict[str, Any]:
-        try:
-            checked = profiles.plan(body.profile, body.text, body.format, body.values)
-        except PlanRefused as exc:
-            raise refused(exc) from None
+        checked = profiles.plan(body.profile, body.text, body.format, body.values)
         try:
             handle = runs.start(checked.plan, checked.dut, checked.configs)
         except Busy as exc:
@@ -170,8 +163,6 @@ def create_app(settings: Settings) -> FastAPI:
         handle = runs.handles.get(run_id)
         try:
             answer = {"id": run_id} | record_json(store.record(run_id))
-        except BadName as exc:
-            raise refused(exc) from None
         except RecordError:
             if handle is None:
                 raise ApiError(404, "run", f"no run {run_id}") from None
@@ -238,8 +229,6 @@ def create_app(settings: Settings) -> FastAPI:
         folder = folder_of(run_id)
         try:
             path = safe_file(folder, name)
-        except BadName as exc:
-            raise refused(exc) from None
         except FileNotFoundError:
             raise ApiError(404, "name", f"no file {name} in run {run_id}") from None
         # read whole, then sent: a running run's files grow, and a length taken first would not match

@@ -7,9 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ..cli.plans import PlanRefused
 from ..rfc2544.plan import PlanError
-from .common import ApiError, PlanBody, refused
+from .common import ApiError, PlanBody
 from .history import estimate_json
 from .profiles import ProfileStore
 from .settings import Settings
@@ -31,10 +30,7 @@ def plans_router(settings: Settings, store: RunStore, profiles: ProfileStore) ->
         took, or null) and per test ``tests``."""
         from ..host.tester import ConnectError, describe_dut
 
-        try:
-            checked = profiles.plan(body.profile, body.text, body.format, body.values)
-        except PlanRefused as exc:
-            raise refused(exc) from None
+        checked = profiles.plan(body.profile, body.text, body.format, body.values)
         dut = None
         if settings.target == "sim":
             try:

@@ -8,10 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..cli.plans import PlanRefused
-from .store import BadName, RunStore
+from .store import RunStore
 
-__all__ = ["ApiError", "PlanBody", "refused", "run_folder"]
+__all__ = ["ApiError", "PlanBody", "run_folder"]
 
 
 class ApiError(Exception):
@@ -33,18 +32,10 @@ class PlanBody(BaseModel):
     values: dict[str, Any] | None = None
 
 
-def refused(exc: PlanRefused | BadName) -> ApiError:
-    """A value that is not allowed: 422 naming its key."""
-    return ApiError(422, exc.field, exc.message)
-
-
 def run_folder(store: RunStore, run_id: str) -> Path:
-    """The folder of run ``run_id``: 422 for a malformed id, 404 when there is no such folder
-    (a symbolic link in ``DATA/runs`` is not a run: nothing follows it out of the folder)."""
-    try:
-        folder = store.folder(run_id)
-    except BadName as exc:
-        raise refused(exc) from None
+    """The folder of run ``run_id``: BadName (422) for a malformed id, 404 when there is no such
+    folder (a symbolic link in ``DATA/runs`` is not a run: nothing follows it out of the folder)."""
+    folder = store.folder(run_id)
     if not folder.is_dir() or folder.is_symlink():
         raise ApiError(404, "run", f"no run {run_id}")
     return folder
