@@ -28,7 +28,7 @@ SWEEPS = (HERE / "gateware", HERE / "sim")
 # system files, a few long tests each, last).
 LONGEST_FIRST = tuple(HERE / f for f in (
     "system/test_uart_target_system.py", "system/test_board_config_system.py",
-    "system/test_dut_rtl.py", "gateware/test_tester_top.py", "gateware/test_board_top.py",
+    "system/test_dut_rtl.py", "gateware/test_tester_top.py",
     "system/test_rfc2544_recovery_system.py", "gateware/test_generator.py",
     "host/test_sim_throughput.py", "host/test_fuzz_options.py",
 ))

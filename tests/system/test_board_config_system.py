@@ -24,10 +24,17 @@ from test_rfc2544_recovery_system import reset_time_bounds
 
 from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
-from wirespeed.gateware.config import BOARD_25F, BOARD_25F_LEARNING, BOARD_45F
+from wirespeed.gateware import config as gateware_config
+from wirespeed.gateware.config import BOARD_25F, BOARD_25F_LEARNING, BOARD_45F, ID_CONFIG_OFFSET
+from wirespeed.gateware.regmap import CMD_SNAPSHOT, MAGIC
+from wirespeed.gateware.top import build_register_map
+from wirespeed.host.device import Device
+from wirespeed.host.program import fit_to_build, port_program_writes
 from wirespeed.sim.build import ensure_harness
 from wirespeed.sim.dut import parse_dut
 from wirespeed.sim.launcher import SimProcess
+from wirespeed.traffic import PortProgram, StreamSpec
+from wirespeed.transport import EtherboneTransport
 
 pytestmark = pytest.mark.slow
 
@@ -208,3 +215,59 @@ def test_learning_build_refuses_system_recovery(learning_binary, tmp_path, capsy
     assert len(lines) == 1 and lines[0].startswith("wirespeed: error: --tests: "), err
     assert "built without per-stream receive statistics, which system-recovery needs" in lines[0], err
     assert not (tmp_path / "r").exists()
+
+
+# Each board's build, register by register ------------------------------------------------------
+
+#: each board's build: the fixture that builds it, and its configuration
+BOARD_BUILDS = {"colorlight": ("colorlight_binary", BOARD_25F),
+                "colorlight-learning": ("learning_binary", BOARD_25F_LEARNING),
+                "versa": ("versa_binary", BOARD_45F)}
+NS_PER_CLOCK = 8
+FRAMES = 50
+
+
+@pytest.mark.parametrize("build", list(BOARD_BUILDS))
+def test_a_board_build_reports_its_configuration_and_carries_a_stream(build, request):
+    """``id.config``, read at its fixed address without the map, gives back the build's
+    configuration, and the map built from it has the hash the gateware reports. One 64-byte
+    stream of 50 frames at line rate from port 0 to port 1 through a cable (the loopback DUT):
+    all counted, none lost, every latency in port 1's histogram. START waits for CLEAR's
+    histogram sweep (``hist_streams`` x 1024 clocks), also when port 0 has no histogram of its
+    own (a one-way build), so the generator ends within the sweep and the frames' time."""
+    fixture, config = BOARD_BUILDS[build]
+    with SimProcess(parse_dut("loopback:delay=0ns"), binary=request.getfixturevalue(fixture)) as sim, \
+            contextlib.closing(EtherboneTransport(sim.host, sim.port)) as transport:
+        (word,) = transport.read([ID_CONFIG_OFFSET])
+        assert word == config.word() and gateware_config.TesterConfig.from_word(word) == config
+        rmap = build_register_map(config)
+        dev = Device(transport, rmap)
+        assert dev.read_many(["id.magic", "id.map_hash", "id.n_ports"]) == \
+            {"id.magic": MAGIC, "id.map_hash": rmap.hash, "id.n_ports": 2}
+        assert ("p0.ana.rx_frames" in rmap) == config.has_analyzer(0)
+        assert ("p1.gen.tx_frames" in rmap) == config.has_generator(1)
+        dev.connect()
+        # what Device.load_program writes: the program fitted to this build's streams and
+        # modifier units
+        program = PortProgram(port=0, streams=(StreamSpec(stream_id=0, size="64"),), rate_pct=100.0)
+        memories, registers = fit_to_build(rmap, *port_program_writes(0, program.compile()))
+        for name, entries in memories.items():
+            dev.write_memory(name, entries)
+        dev.write_many(registers)
+        dev.write_many({"p0.gen.mode": 1, "p0.gen.count": FRAMES, "p0.gen.enable": 1})
+        # every latency below the first bin: the underflow count is the histogram's sample count
+        dev.write("p1.ana.hist_offset", 0xFFFF_FFFF)
+        dev.clear()
+        started = dev.start()
+        deadline = started + (config.hist_streams * 1024 + FRAMES * 84) * NS_PER_CLOCK + 5000
+        dev.wait_until(["p0.gen.running"], lambda v: not v["p0.gen.running"], expected_ns=deadline,
+                       deadline_ns=deadline)
+        dev.wait_ns(1000)
+        dev.write("ctrl.cmd", CMD_SNAPSHOT)
+        counts = dev.read_many(["p0.gen.tx_frames", "p1.ana.rx_frames", "p1.ana.rx_bytes", "p1.ana.fcs_errors",
+                                "p1.ana.hist_used", "p1.ana.hist_underflow"])
+        assert counts == {"p0.gen.tx_frames": FRAMES, "p1.ana.rx_frames": FRAMES, "p1.ana.rx_bytes": FRAMES * 64,
+                          "p1.ana.fcs_errors": 0, "p1.ana.hist_used": 1, "p1.ana.hist_underflow": FRAMES}
+        if config.stream_stats:
+            assert dev.read("p1.ana.seq_errors") == 0
+        assert dev.read_stream_tx(0)[0] == (FRAMES, FRAMES * 64)
