@@ -6,6 +6,7 @@ Every test directory can import the helpers of tests/ (records.py, sim_cli.py). 
 ``pytest -m "not system and not verilator and not slow"`` (CONTRIBUTING.md).
 """
 
+import fcntl
 import sys
 from pathlib import Path
 
@@ -63,3 +64,25 @@ def pytest_collection_modifyitems(config, items):
             if key in first_cases:
                 item.add_marker(pytest.mark.slow)
             first_cases.add(key)
+
+
+@pytest.fixture(scope="session")
+def reference_run(tmp_path_factory, worker_id):
+    """The folder of the command line's run of ``reference.ARGS``, made once per test
+    session: the xdist workers share it through their common temporary folder, under a lock."""
+    # imported when a test asks for the run: the fast loop needs neither
+    import reference
+
+    from wirespeed.cli import main as _cli_main
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent
+    out, done = root / "cli-reference", root / "cli-reference.done"
+    with open(root / "cli-reference.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            code = _cli_main([*reference.ARGS, "--out", str(out)])
+            assert code == 0, f"the command line's reference run failed (exit {code})"
+            done.touch()
+    return out

@@ -1,12 +1,12 @@
 """The whole chain: CLI -> RFC 2544 search -> driver -> Etherbone -> Verilated gateware ->
-simulated router DUT, with the answer derived from the router model's parameters."""
+simulated router DUT, with the answer derived from the router model's parameters: the
+command line's reference run (tests/reference.py; the simulation's default trials of 10 ms)."""
 
 import json
 
 import pytest
 from records import results
 
-from wirespeed.cli import main
 from wirespeed.ethernet import line_rate_fps
 
 pytestmark = [pytest.mark.slow, pytest.mark.system]
@@ -14,12 +14,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.system]
 RATE, QUEUE, TRIAL_S = 400_000, 256, 0.010
 
 
-def test_router_throughput_in_simulation(tmp_path, capsys):
-    code = main(["rfc2544", "--target", "sim", "--dut", f"router:rate={RATE},queue={QUEUE},latency=20us",
-                 "--sizes", "64,1518", "--trial-duration", "10ms", "--wait", "1ms", "--out", str(tmp_path)])
-    err = capsys.readouterr().err
-    assert code == 0, err
-    record = json.loads((tmp_path / "results.json").read_text())
+def test_router_throughput_in_simulation(reference_run):
+    record = json.loads((reference_run / "results.json").read_text())
+    assert (record["dut"]["rate_fps"], record["dut"]["queue_frames"]) == (RATE, QUEUE)
+    assert {trial["duration_ns"] for trial in record["trials"]} == {TRIAL_S * 1e9}
     small, large = results(record, "throughput")
 
     # Above the router's rate its queue absorbs (rate excess) * trial frames before the

@@ -22,3 +22,5 @@ def tester():
             dev.connect()
             return dev
         yield start
+
+

@@ -8,13 +8,11 @@ import re
 import pytest
 from browser import CHROMIUM, NO_CHROMIUM, checked_page, chromium, serving
 from playwright.sync_api import expect
+from reference import DUT, SIZES
 
-from wirespeed.cli import main
 from wirespeed.serve.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
-DUT = "router:rate=400k,queue=256,latency=20us"
-SIZES = "64,1518"
 RUN_MS = 1_800_000          # a deadline for a stuck run, never a measured time
 # wall-clock times, and the simulated time at which the learning phase ran (the simulation runs
 # on while the host prepares, so it depends on the machine's speed)
@@ -26,7 +24,7 @@ def normal(text):
     return LEARNING_TIME.sub("<learning time>", TIMESTAMP.sub("<time>", text))
 
 
-def test_a_run_from_the_page_writes_the_command_lines_csv_and_report(tmp_path, capsys):
+def test_a_run_from_the_page_writes_the_command_lines_csv_and_report(tmp_path, reference_run):
     settings = Settings(data=tmp_path / "data", target="sim", dut=DUT)
     with serving(settings) as url, chromium() as browser, checked_page(browser, RUN_MS) as page:
         page.goto(f"{url}/new")
@@ -44,8 +42,6 @@ def test_a_run_from_the_page_writes_the_command_lines_csv_and_report(tmp_path, c
         page_csv = page.request.get(f"{url}/api/runs/{run_id}/files/Throughput.csv").text()
         page_report = page.request.get(f"{url}/api/runs/{run_id}/files/report.html").text()
 
-    code = main(["rfc2544", "--tests", "throughput", "--sizes", SIZES, "--dut", DUT, "--out", str(tmp_path / "cli")])
-    assert code == 0, capsys.readouterr().err
-    assert normal(page_csv) == normal((tmp_path / "cli" / "Throughput.csv").read_text())
+    assert normal(page_csv) == normal((reference_run / "Throughput.csv").read_text())
     assert len(page_csv.splitlines()) == 3
-    assert normal(page_report) == normal((tmp_path / "cli" / "report.html").read_text())
+    assert normal(page_report) == normal((reference_run / "report.html").read_text())
