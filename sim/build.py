@@ -8,7 +8,8 @@ migen. A cache hit neither regenerates Verilog nor runs Verilator. A build happe
 final one and is renamed into place; a lock file keeps concurrent processes from building
 the same key twice. The objects that do not depend on the design (Verilator's runtime, the
 harness files that do not include the model) are compiled once and copied into every later
-build (:mod:`.objcache`, ``<cache>/sim/objects/``).
+build (:mod:`.objcache`, ``<cache>/sim/objects/``). A tester's model is compiled with the
+profile of a training run (:mod:`.pgo`).
 
 Every entry is verified before use: its ``manifest.json`` records the SHA-256 of the binary
 built, so a binary changed or damaged since (a disk error, a copy cut short) is found, said
@@ -40,6 +41,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from . import pgo
 from .dut_params import cpp_header
 from .objcache import SharedObjects
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
@@ -142,7 +144,7 @@ def _hash_versions(h) -> None:
 
 
 def _hash_common(h) -> None:
-    h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE)).encode())
+    h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE, pgo.SETTINGS)).encode())
     _hash_versions(h)
     _hash_files(h, HARNESS_DIR, harness_sources())
     _hash_files(h, NETLIST_PY.parent, [NETLIST_PY])
@@ -243,12 +245,14 @@ def write_generated_headers(folder: Path) -> Path:
 
 def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                   top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None,
-                  cflags: str = "") -> Path:
+                  cflags: str = "", train: Sequence[str] | None = None) -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
 
     ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness) build another top with its
     own C++ driver (e.g. the UART management bridge test, tests/sim/). ``cflags``: more
-    compiler flags (``-g`` for a profile; not part of any cache key).
+    compiler flags (``-g`` for a profile; not part of any cache key). ``train``: the
+    harness's arguments for a training run (:func:`.pgo.training_run`): the model is then
+    compiled with the profile that run writes (:mod:`.pgo`).
 
     Returns the path of the executable (``out_dir/wirespeed-sim``); leaves the object files
     in ``out_dir/obj_dir`` and the compiler output in ``out_dir/build.log``. Raises
@@ -307,14 +311,24 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
             seeded = shared.seed()
             if seeded:
                 logf.write(f"# shared objects from {shared.store}: {' '.join(seeded)}\n")
-            rc = run(make, "make")
+            first = make if train is None else [*make, *pgo.make_vars(prefix, out_dir, "generate")]
+            rc = run(first, "make")
             if rc != 0 and seeded:
                 # A damaged kept object fails the link: once more with everything compiled here.
                 logf.write("# the build failed with shared objects: compiling them here\n")
                 shared.forget(seeded)
-                rc = run(make, "make")
+                rc = run(first, "make")
             if rc == 0:
                 shared.keep()
+            if rc == 0 and train is not None:
+                if stages is not None:
+                    stages.set("training the model for profile-guided optimisation")
+                rc = pgo.train(obj_dir / BINARY_NAME, train, logf)
+                if rc == 0:
+                    pgo.forget_instrumented(obj_dir, prefix, BINARY_NAME)
+                    compiled = 0
+                    rc = run([*make, *pgo.make_vars(prefix, out_dir, "use")], "make")
+                shutil.rmtree(out_dir / pgo.PROFILE_DIR, ignore_errors=True)
     binary = obj_dir / BINARY_NAME
     if rc != 0 or not binary.is_file():
         raise RuntimeError(
@@ -410,13 +424,14 @@ def ensure_binary(
     top: str = TOP_MODULE,
     cpp: Sequence[Path] | None = None,
     progress: Progress | None = None,
+    train: Sequence[str] | None = None,
 ) -> Path:
     """Return the cached binary for ``key``, building it if needed (or if the entry is
     broken: :func:`check_entry`, one line saying so).
 
     ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths;
     it is only called when a build is needed. ``top`` and ``cpp``: see :func:`build_harness`
-    (the key must cover them). ``progress``: see the module doc.
+    (the key must cover them, and ``train``'s). ``progress``: see the module doc.
     """
     root = cache_root()
     final = root / key
@@ -440,7 +455,7 @@ def ensure_binary(
                 sources = [Path(p) for p in write_sources(tmp / "verilog")]
                 if not sources:
                     raise RuntimeError("no Verilog sources were written")
-                build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp, stages=stages)
+                build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp, stages=stages, train=train)
                 seconds = time.monotonic() - stages.started
                 stages.set(f"built in {stages.elapsed()}")
             _write_manifest(tmp, tmp / BINARY_NAME, key, seconds)
@@ -477,7 +492,8 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, pr
         _write_map(Path(outdir).parent, config)
         return write_tester_verilog(outdir, TOP_MODULE, config)
 
-    return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress))
+    return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress,
+                                    train=pgo.training_run()))
 
 
 MAP_NAME = "regmap.json"
@@ -553,4 +569,5 @@ def ensure_uart_harness(rebuild: bool = False, quiet: bool = True, progress: Pro
         return write_uart_sim_verilog(outdir, name=UART_TOP_MODULE)
 
     return _published(ensure_binary(uart_harness_key(), write_sources, rebuild=rebuild, quiet=quiet,
-                                    top=UART_TOP_MODULE, cpp=uart_harness_cpp(), progress=progress))
+                                    top=UART_TOP_MODULE, cpp=uart_harness_cpp(), progress=progress,
+                                    train=pgo.training_run()))

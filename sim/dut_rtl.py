@@ -38,6 +38,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
 
+from . import pgo
 from .build import TOP_MODULE, ensure_binary, harness_key
 from .dut import DutSpec
 from .toolchain import verilator_bin_dir, verilator_env
@@ -207,7 +208,8 @@ class RtlDutSpec(DutSpec):
 
     def binary(self, quiet: bool = True, progress=None) -> Path:
         """The simulation with this DUT inside, built once per preprocessed design."""
-        return ensure_binary(self.cache_key(), self.write_sources, quiet=quiet, progress=progress)
+        return ensure_binary(self.cache_key(), self.write_sources, quiet=quiet, progress=progress,
+                             train=pgo.training_run(self.harness_args()))
 
     def write_sources(self, outdir: Path) -> list[Path]:
         outdir = Path(outdir)

@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["SharedObjects"]
+__all__ = ["SharedObjects", "make_list"]
 
 #: environment variables that change what make compiles
 _ENV = ("CXX", "CXXFLAGS", "CPPFLAGS", "OBJCACHE", "CCACHE_DIR", "MAKEFLAGS", "VERILATOR_ROOT")
@@ -42,7 +42,7 @@ def _folder_digest(h, folders: Sequence[Path]) -> None:
             h.update(f"file\0{f.relative_to(folder).as_posix()}\0{len(data)}\0".encode() + data)
 
 
-def _make_list(text: str, var: str) -> list[str]:
+def make_list(text: str, var: str) -> list[str]:
     """The words of ``VAR += \\`` and its continuation lines in a Verilator makefile."""
     m = re.search(rf"^{var}\s*\+?=\s*\\\n((?:[ \t]+\S+[ \t]*\\\n)*)", text, re.M)
     return m.group(1).replace("\\", " ").split() if m else []
@@ -80,7 +80,7 @@ class SharedObjects:
         self.obj_dir, self.store = Path(obj_dir), Path(store)
         self.keys: dict[str, str] = {}
         classes = (self.obj_dir / f"{prefix}_classes.mk").read_text()
-        runtime = _make_list(classes, "VM_GLOBAL_FAST") + _make_list(classes, "VM_GLOBAL_SLOW")
+        runtime = make_list(classes, "VM_GLOBAL_FAST") + make_list(classes, "VM_GLOBAL_SLOW")
         user = [Path(p) for p in cpp if _self_contained(Path(p), folders)]
         targets = [f"{name}.o" for name in runtime] + [f"{p.stem}.o" for p in user]
         if not targets:

@@ -1,17 +1,19 @@
-"""Benchmark: simulated clock cycles per wall second of the Verilated tester, built from the
-two forms of its Verilog side by side: Amaranth's own (one module per component, what the
-cocotb benches use) and the flattened, optimised netlist the simulation is built from
-(``wirespeed.sim.netlist``).
+"""Benchmark: simulated clock cycles per wall second of the Verilated tester, in three builds
+side by side: from Amaranth's own Verilog (one module per component, what the cocotb benches
+use), from the flattened, optimised netlist (``wirespeed.sim.netlist``) compiled without a
+profile, and the simulation as it is built (that netlist compiled with the profile of a
+training run, ``wirespeed.sim.pgo``).
 
     python sim/bench/bench_sim_speed.py [--rounds 3] [--trial-ms 5]
 
-Both binaries come from this tree and are cached like any build (the first run builds the
-Amaranth form once; its build time is printed with the netlist form's). Each round measures,
-for each form in turn: idle (3 wall seconds, no traffic, the host reading the cycle counter
-only), then a bidirectional trial at 100 % of line rate through the loopback DUT with 64-byte
-and with 1518-byte frames. A trial's figure is its simulated cycles over the wall time of
+The binaries come from this tree and are cached like any build (the first run builds the two
+others once; their build times are printed). Each round measures, for each build in turn:
+idle (3 wall seconds, no traffic, the host reading the cycle counter only), then a
+bidirectional trial at 100 % of line rate through the loopback DUT with 64-byte and with
+1518-byte frames. A trial's figure is its simulated cycles over the wall time of
 :meth:`Device.run_trial` (host polling included). The table shows the median of the rounds
-and the netlist form's speed-up; both forms must send and receive the same frames.
+and each build's speed-up over the Amaranth form's; all must send and receive the same
+frames.
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ def amaranth_form() -> Path:
 
     key = hashlib.sha256(f"{harness_key()}\0form\0amaranth".encode()).hexdigest()[:32]
     return ensure_binary(key, lambda outdir: list(write_sim_sources(outdir)))
+
+
+def untrained_form() -> Path:
+    """The tester built from the netlist without a profile (cached under a key of its own)."""
+    from wirespeed.gateware.config import SIM
+    from wirespeed.sim.build import TOP_MODULE
+    from wirespeed.sim.verilog_cache import write_tester_verilog
+
+    key = hashlib.sha256(f"{harness_key()}\0form\0untrained".encode()).hexdigest()[:32]
+    return ensure_binary(key, lambda outdir: list(write_tester_verilog(outdir, TOP_MODULE, SIM)))
 
 
 def build_seconds(binary: Path) -> float | None:
@@ -80,7 +92,7 @@ def main() -> None:
     args = ap.parse_args()
     trial_ns = int(args.trial_ms * 1e6)
 
-    forms = {"amaranth": amaranth_form(), "netlist": ensure_harness()}
+    forms = {"amaranth": amaranth_form(), "netlist": untrained_form(), "trained": ensure_harness()}
     for name, binary in forms.items():
         seconds = build_seconds(binary)
         print(f"{name:9} {binary}  (built in {seconds:.0f} s)" if seconds else f"{name:9} {binary}")
@@ -93,8 +105,8 @@ def main() -> None:
             runs[name].append(speeds)
             if seen.setdefault(name, frames) != frames:
                 raise SystemExit(f"{name}: a round received other frames than the first: {frames}")
-    if seen["amaranth"] != seen["netlist"]:
-        raise SystemExit(f"the forms received different frames: {seen}")
+    if len({repr(frames) for frames in seen.values()}) != 1:
+        raise SystemExit(f"the builds received different frames: {seen}")
 
     columns = list(runs["netlist"][0])
     print(f"\nMcycles per wall second, median of {args.rounds} rounds "
@@ -103,8 +115,11 @@ def main() -> None:
     med = {name: {c: statistics.median(r[c] for r in rs) for c in columns} for name, rs in runs.items()}
     for name in forms:
         print(f"{name:9}" + "".join(f"{med[name][c] / 1e6:10.3f}" for c in columns))
-    print(f"{'speed-up':9}" + "".join(f"{med['netlist'][c] / med['amaranth'][c]:9.2f}x" for c in columns))
-    print("frames received per trial (size, (port, frames), lost):", seen["netlist"])
+    for name in forms:
+        if name != "amaranth":
+            print(f"{name[:9]:9}" + "".join(f"{med[name][c] / med['amaranth'][c]:9.2f}x" for c in columns)
+                  + "  (speed-up over amaranth)")
+    print("frames received per trial (size, (port, frames), lost):", seen["trained"])
 
 
 if __name__ == "__main__":

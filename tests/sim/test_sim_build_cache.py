@@ -20,7 +20,7 @@ def fake_build(tmp_path, monkeypatch):
     monkeypatch.setenv("WIRESPEED_CACHE", str(tmp_path / "cache"))
     builds = []
 
-    def build_harness(verilog, out_dir, quiet=True, *, top=build.TOP_MODULE, cpp=None, stages=None):
+    def build_harness(verilog, out_dir, quiet=True, *, top=build.TOP_MODULE, cpp=None, stages=None, train=None):
         builds.append(out_dir)
         compiled = 0
         for line in ("%Warning-UNUSED: x.v:1:1: Signal is not used", "make: Entering directory 'obj_dir'",
