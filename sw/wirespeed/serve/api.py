@@ -111,9 +111,6 @@ def create_app(settings: Settings) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse({"field": "path", "message": f"{exc.detail}: {request.url.path}"}, exc.status_code)
 
-    def folder_of(run_id: str) -> Any:
-        return run_folder(store, run_id)
-
     @app.get("/api/dut-models", summary="The simulated DUT models, their parameters and limits, and the profiles")
     def dut_models() -> dict[str, Any]:
         from wirespeed.sim.dut_catalog import catalog
@@ -177,7 +174,7 @@ def create_app(settings: Settings) -> FastAPI:
     def run_events(run_id: str) -> StreamingResponse:
         handle = runs.handles.get(run_id)
         if handle is None:
-            folder_of(run_id)
+            run_folder(store, run_id)
             raise ApiError(404, "run", f"run {run_id} was not run by this server since it started: its events are "
                                        "not kept; its results are in its files")
 
@@ -189,7 +186,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.post("/api/runs/{run_id}/stop", summary="Stop after the trial in progress (the run is then interrupted)")
     def run_stop(run_id: str) -> dict[str, Any]:
-        folder_of(run_id)
+        run_folder(store, run_id)
         handle = runs.stop(run_id)
         if handle is None:
             raise ApiError(409, "run", f"run {run_id} is not running", run=runs.active.id if runs.active else None)
@@ -199,7 +196,7 @@ def create_app(settings: Settings) -> FastAPI:
     def run_resume(run_id: str) -> dict[str, Any]:
         from ..cli.common import InputError
 
-        folder = folder_of(run_id)
+        folder = run_folder(store, run_id)
         if runs.active is not None:
             raise busy(Busy(f"the tester is running run {runs.active.id}; stop it or wait for it to end",
                             runs.active.id))
@@ -221,12 +218,12 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/api/runs/{run_id}/files", summary="The run's files")
     def run_files(run_id: str) -> list[dict[str, Any]]:
-        folder_of(run_id)
+        run_folder(store, run_id)
         return store.files(run_id)
 
     @app.get("/api/runs/{run_id}/files/{name:path}", summary="One file of the run's folder")
     def run_file(run_id: str, name: str) -> Response:
-        folder = folder_of(run_id)
+        folder = run_folder(store, run_id)
         try:
             path = safe_file(folder, name)
         except FileNotFoundError:
