@@ -11,10 +11,8 @@ harness files that do not include the model) are compiled once and copied into e
 build (:mod:`.objcache`, ``<cache>/sim/objects/``). A tester's model is compiled with the
 profile of a training run (:mod:`.pgo`).
 
-Every entry is verified before use: its ``manifest.json`` records the SHA-256 of the binary
-built, so a binary changed or damaged since (a disk error, a copy cut short) is found, said
-in one line, and rebuilt. An entry from before manifests gets a test start (the binary
-must execute) and then its manifest.
+Every entry is verified before use (:mod:`.cache_entry`): a binary changed or damaged since
+it was built is found, said in one line, and rebuilt.
 
 Progress: ``progress(text)`` hears each stage of a build (Verilog, Verilator, C++ files
 compiled, link) and, every :data:`HEARTBEAT_S` seconds, that it is still going; and
@@ -42,6 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from . import pgo
+from .cache_entry import BINARY_NAME, MANIFEST_NAME, check_entry, write_manifest
 from .dut_params import cpp_header
 from .objcache import SharedObjects
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
@@ -70,13 +69,10 @@ __all__ = [
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
 #: how the Verilog is made from the gateware: part of every cache key
 NETLIST_PY = Path(__file__).resolve().parent / "netlist.py"
-BINARY_NAME = "wirespeed-sim"
 TOP_MODULE = "wirespeed_sim_top"
 LOG_NAME = "build.log"
-MANIFEST_NAME = "manifest.json"
 #: seconds between "still building" progress lines
 HEARTBEAT_S = 30.0
-_TEST_START_S = 5.0
 
 
 class Progress(Protocol):
@@ -340,74 +336,6 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
     return final
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _write_manifest(folder: Path, binary: Path, key: str, seconds: float | None) -> None:
-    manifest = {"key": key, "binary": binary.name, "sha256": _sha256(binary), "size": binary.stat().st_size,
-                "build_seconds": None if seconds is None else round(seconds, 1)}
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{MANIFEST_NAME}.")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=2)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, folder / MANIFEST_NAME)
-
-
-def _test_start(binary: Path) -> str | None:
-    """Why ``binary`` does not start (None: it executes; killed after a few seconds if it
-    runs on), for an entry without a manifest."""
-    try:
-        proc = subprocess.Popen([str(binary), "--help"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-    except OSError as exc:
-        return f"it does not start: {exc.strerror or exc}"
-    try:
-        _, err = proc.communicate(timeout=_TEST_START_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None
-    if proc.returncode < 0 or proc.returncode in (126, 127):
-        last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        return f"it does not start: {last}"
-    return None
-
-
-def check_entry(folder: Path, key: str) -> str | None:
-    """Why the cache entry ``folder`` cannot be used ("missing" when there is none; None:
-    good). An entry without a manifest that starts gets one."""
-    binary = folder / BINARY_NAME
-    if not folder.exists():
-        return "missing"
-    if not binary.is_file():
-        return f"no {BINARY_NAME} in it"
-    try:
-        manifest = json.loads((folder / MANIFEST_NAME).read_text())
-    except FileNotFoundError:
-        problem = _test_start(binary)
-        if problem is None:
-            try:
-                _write_manifest(folder, binary, key, None)
-            except OSError:
-                pass            # a read-only cache: checked by a test start each time
-        return problem
-    except (OSError, ValueError):
-        return f"its {MANIFEST_NAME} is unreadable"
-    try:
-        digest = _sha256(binary)
-    except OSError as exc:
-        return f"its binary cannot be read: {exc.strerror or exc}"
-    if not isinstance(manifest, dict) or manifest.get("sha256") != digest:
-        return (f"its binary changed since it was built (sha256 {digest[:12]}..., built "
-                f"{str(manifest.get('sha256', '?'))[:12] if isinstance(manifest, dict) else '?'}...)")
-    return None
-
-
 def _note(progress: Progress | None, text: str) -> None:
     if progress is not None:
         progress(text, note=True)
@@ -458,7 +386,7 @@ def ensure_binary(
                 build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp, stages=stages, train=train)
                 seconds = time.monotonic() - stages.started
                 stages.set(f"built in {stages.elapsed()}")
-            _write_manifest(tmp, tmp / BINARY_NAME, key, seconds)
+            write_manifest(tmp, tmp / BINARY_NAME, key, seconds)
             shutil.rmtree(tmp / "obj_dir", ignore_errors=True)
             tmp.chmod(0o755)  # mkdtemp made it private
             if final.exists():
