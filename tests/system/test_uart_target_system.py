@@ -35,13 +35,15 @@ TRIAL_NS, WAIT_NS = 1_000_000, 100_000
 SIZE = 64
 RESOLUTION_PCT = 0.1
 FAULTS = "drop=20000,dup=20000,late=20000,corrupt=20000"      # 2 % of frames each, both ways
-# The host's answer timeout must cover the slowest exchange in wall-clock time (a 255-word
-# burst: about 1 040 bytes each way). The line runs at 15.6 Mbaud of simulated time, so its
+# The host's answer timeout must cover the exchange in wall-clock time (a 255-word burst:
+# about 1 040 bytes each way). The line runs at 15.6 Mbaud of simulated time, so its
 # wall-clock speed is the simulation's, which depends on the machine and its load. On a clean
-# line no answer is lost, so its timeout only bounds a hang. The faulty line's timeout is
-# derived from the slowest exchange the clean run measured, as each lost frame costs one.
+# line no answer is lost, so its timeout only bounds a hang. On the faulty line each lost
+# frame costs one timeout, so each exchange gets one derived from the slowest exchange of its
+# size class (up to SMALL_WORDS words, or more) that the clean run measured.
 CLEAN_TIMEOUT_S, RETRIES = 30.0, 8
-MIN_TIMEOUT_S, TIMEOUT_PER_SLOWEST = 1.5, 2
+SMALL_WORDS = 16
+MIN_TIMEOUT_S, TIMEOUT_PER_SLOWEST = {"small": 0.5, "large": 1.5}, 2
 FAULT_SEED = 3      # its draws give every kind of fault, both ways, within the first 65 frames
 M64 = (1 << 64) - 1
 KINDS = (("drop", "dropped"), ("dup", "duplicated"), ("late", "late"), ("corrupt", "corrupted"))
@@ -113,28 +115,41 @@ def uart_binary():
     return path
 
 
+def size_class(record) -> str:
+    return "small" if len(record.data) + len(record.reads) <= SMALL_WORDS else "large"
+
+
 class TimedTransport(SerialTransport):
-    """A SerialTransport that keeps the wall time of its slowest exchange."""
-    slowest_s = 0.0
+    """A SerialTransport that keeps the wall time of its slowest exchange of each size class
+    and, given ``timeouts`` (size class: seconds), waits that long for an exchange's answer."""
+
+    def __init__(self, *args, timeouts=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.timeouts = timeouts
+        self.slowest_s = dict.fromkeys(MIN_TIMEOUT_S, 0.0)
 
     def _exchange(self, record):
+        size = size_class(record)
+        if self.timeouts is not None:
+            self.timeout = self.timeouts[size]
         t0 = time.monotonic()
         try:
             return super()._exchange(record)
         finally:
-            self.slowest_s = max(self.slowest_s, time.monotonic() - t0)
+            self.slowest_s[size] = max(self.slowest_s[size], time.monotonic() - t0)
 
 
-def _search(binary, faults=None, singles=40, timeout=CLEAN_TIMEOUT_S):
+def _search(binary, faults=None, singles=40, timeouts=None):
     """Run the search on a fresh UART flavour; return (result, trials, host stats, sim stats,
     wall seconds, single-register transactions/s measured over ``singles`` reads first,
-    the slowest exchange in seconds)."""
+    the slowest exchange of each size class in seconds)."""
     t0 = time.monotonic()
     with contextlib.ExitStack() as stack:
         sim = stack.enter_context(SimProcess(parse_dut(DUT), binary=binary, management="uart",
                                              faults=faults))
         assert sim.url == f"socket://127.0.0.1:{sim.port}"
-        transport = stack.enter_context(TimedTransport(sim.url, timeout=timeout, retries=RETRIES))
+        transport = stack.enter_context(TimedTransport(sim.url, timeout=CLEAN_TIMEOUT_S, retries=RETRIES,
+                                                       timeouts=timeouts))
         dev = Device(transport, build_register_map())
         dev.connect()
         magic = dev.regmap["id.magic"].offset
@@ -170,7 +185,7 @@ def test_throughput_through_the_uart_bridge_matches_the_router_model(clean_run):
     print(f"\nclean line: throughput {result.throughput_fps:.0f} fps (model {want:.0f}, resolution {res:.0f}) "
           f"in {result.trials} trials, {wall:.1f} s; {per_s:.1f} single-register transactions/s; "
           f"{host['requests']} records, {host['requests'] / wall:.1f}/s over the run, the slowest "
-          f"{slowest:.2f} s; host {host}; "
+          f"{slowest} s; host {host}; "
           f"gateware {stats['mgmt']}; simulation {stats['cycles_per_s']:.0f} cycles/s")
     assert result.converged and result.trials == len(trials) >= 2
     # within the search's resolution of the model's figure (and one frame per trial of 1 ms)
@@ -188,12 +203,12 @@ def test_throughput_through_the_uart_bridge_matches_the_router_model(clean_run):
 @pytest.mark.slow
 def test_faults_on_the_line_change_no_trial(uart_binary, clean_run):
     result, trials, *_, slowest = clean_run
-    timeout = max(MIN_TIMEOUT_S, TIMEOUT_PER_SLOWEST * slowest)
+    timeouts = {size: max(least, TIMEOUT_PER_SLOWEST * slowest[size]) for size, least in MIN_TIMEOUT_S.items()}
     # a late copy comes after the host gave up on it: it is a duplicate, never the answer
-    faults = UartFaults.both(FAULTS, seed=FAULT_SEED, late_ms=int(timeout * 1000 * 1.5))
-    f_result, f_trials, host, stats, wall, *_ = _search(uart_binary, faults, singles=0, timeout=timeout)
+    faults = UartFaults.both(FAULTS, seed=FAULT_SEED, late_ms=int(max(timeouts.values()) * 1000 * 1.5))
+    f_result, f_trials, host, stats, wall, *_ = _search(uart_binary, faults, singles=0, timeouts=timeouts)
     to_design, to_host = stats["faults_to_design"], stats["faults_to_host"]
-    print(f"\nfaults ({FAULTS} both ways): {wall:.1f} s, timeout {timeout:.2f} s; to design {to_design}; "
+    print(f"\nfaults ({FAULTS} both ways): {wall:.1f} s, timeouts {timeouts} s; to design {to_design}; "
           f"to host {to_host}; "
           f"host {host}; gateware {stats['mgmt']}")
     for direction, d in enumerate((to_design, to_host)):    # every kind of fault happened, both ways
