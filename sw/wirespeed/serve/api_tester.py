@@ -13,9 +13,8 @@ from fastapi import APIRouter
 from .. import __version__
 from ..errors import ConnectError, WirespeedError
 from ..locks import LockBusy
-from ..results.resume import RecordError
 from .common import ApiError
-from .history import calibration_json
+from .history import calibration_json, newest_records
 from .runs import RunManager
 from .settings import Settings
 from .store import RunStore, record_json
@@ -44,21 +43,19 @@ def tester_router(settings: Settings, store: RunStore, runs: RunManager) -> APIR
             except ConnectError as exc:
                 dut = {"error": str(exc)}
         model = next((m for m in catalog()["models"] if dut and m["name"] == dut.get("model")), None)
-        seen = next((r for r in store.rows() if r["target"] == settings.target), None)
-        identification, source = None, None
-        if seen is not None:
-            try:
-                identification = record_json(store.record(seen["id"]))["gateware"]
-                source = {"run": seen["id"], "utc": seen["started"]}
-            except RecordError:
-                pass
+        identification, calibration = None, None
+        source: dict[str, Any] | None = None
+        for run_id, record in newest_records(store, settings.target, 1):
+            identification = record_json(record)["gateware"]
+            source = {"run": run_id, "utc": record.started_utc}
+            calibration = calibration_json(run_id, record)
         if identified and (source is None or identified["utc"] > source["utc"]):
             identification, source = identified["gateware"], {"run": None, "utc": identified["utc"]}
         # link: the gateware has no link-status register, so nothing reports it
         return {"target": settings.target, "dut": dut, "dut_model": model, "identification": identification,
                 "identified_by_run": source["run"] if source else None,
                 "identified_utc": source["utc"] if source else None,
-                "calibration": calibration_json(store, settings.target), "link": None,
+                "calibration": calibration, "link": None,
                 "busy": runs.active.id if runs.active is not None else None, "version": __version__}
 
     @router.post("/api/tester/identify", summary="Connect to the tester now and read its identification "

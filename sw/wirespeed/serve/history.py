@@ -1,12 +1,16 @@
-"""What the server's earlier runs say of its tester, read from their ``results.json`` without
+"""What the server's earlier runs say of its tester, read from their records without
 connecting to it: the calibration the newest run used, and the simulation's pace a run measured
 (for the estimate of a plan before it starts, :func:`estimate_json`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from pydantic import ValidationError
+
+from ..calibration import Calibration
+from ..results.record import RunRecord
+from ..results.resume import RecordError
 from ..rfc2544.estimate import DutHint, Pace
 from ..rfc2544.plan import Plan
 from .store import RunStore
@@ -18,55 +22,49 @@ __all__ = ["newest_records", "calibration_json", "recorded_pace", "estimate_json
 PACE_LOOKBACK = 20
 
 
-def newest_records(store: RunStore, target: str, most: int) -> list[tuple[str, dict[str, Any]]]:
-    """(id, results.json as JSON) of at most ``most`` of the newest runs on ``target``; a folder
-    whose results.json cannot be read is passed over."""
+def newest_records(store: RunStore, target: str, most: int) -> list[tuple[str, RunRecord]]:
+    """(id, record) of at most ``most`` of the newest runs on ``target``; a folder whose
+    results.json cannot be read is passed over."""
     found = []
     for row in store.rows():
         if row["target"] != target:
             continue
         try:
-            data = json.loads((store.folder(row["id"]) / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            found.append((row["id"], store.record(row["id"])))
+        except RecordError:
             continue
-        if isinstance(data, dict):
-            found.append((row["id"], data))
         if len(found) >= most:
             break
     return found
 
 
-def calibration_json(store: RunStore, target: str) -> dict[str, Any] | None:
-    """The calibration the newest run on ``target`` used: ``run``, ``source`` (automatic, or
-    the file), ``method``, ``created_utc``, ``cable_delay_ns`` and ``pipeline_delay_ns``
-    (per direction ``"TX->RX"``, per frame size); None when that run used none."""
-    newest = newest_records(store, target, 1)
-    if not newest:
-        return None
-    run_id, data = newest[0]
-    used = data.get("calibration")
+def calibration_json(run_id: str, record: RunRecord) -> dict[str, Any] | None:
+    """The calibration run ``run_id`` used: ``run``, ``source`` (automatic, or the file),
+    ``method``, ``created_utc``, ``cable_delay_ns`` and ``pipeline_delay_ns`` (per direction
+    ``"TX->RX"``, per frame size); None when it used none."""
+    used = record.calibration
     if not isinstance(used, dict):
         return None
-    given = used.get("file")
-    file: dict[str, Any] = given if isinstance(given, dict) else {}
+    file: Calibration | None = None
+    if isinstance(used.get("file"), dict):
+        try:
+            file = Calibration.model_validate(used["file"])
+        except ValidationError:
+            file = None
     delays = used.get("pipeline_delay_ns")
-    if delays is None:
-        delays = {}
-        for point in file.get("points", []):
-            delays.setdefault(f"{point['tx_port']}->{point['rx_port']}", {})[str(point["frame_size"])] = \
-                point["pipeline_delay_ns"]
-    return {"run": run_id, "source": used.get("source"), "method": file.get("method"),
-            "created_utc": file.get("created_utc"), "cable_delay_ns": file.get("cable_delay_ns"),
-            "pipeline_delay_ns": delays}
+    if delays is None and file is not None:
+        delays = file.summary()
+    return {"run": run_id, "source": used.get("source"), "method": file.method if file else None,
+            "created_utc": file.created_utc if file else None,
+            "cable_delay_ns": file.cable_delay_ns if file else None, "pipeline_delay_ns": delays or {}}
 
 
 def recorded_pace(store: RunStore, target: str) -> tuple[Pace, str] | None:
     """The simulation's pace the newest run on ``target`` that measured one recorded (its
     ``estimate.pace``), and that run's id; None when no run did."""
-    for run_id, data in newest_records(store, target, PACE_LOOKBACK):
-        pace = (data.get("estimate") or {}).get("pace")
-        if isinstance(pace, dict) and pace.get("sim_ns_per_s"):
-            return Pace.model_validate(pace), run_id
+    for run_id, record in newest_records(store, target, PACE_LOOKBACK):
+        if record.estimate is not None and record.estimate.pace.sim_ns_per_s:
+            return record.estimate.pace, run_id
     return None
 
 

@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from served import PLAN, TARGET, events_of, served_settings, start
 
+from wirespeed.calibration import Calibration, CalibrationPoint, DefinitionStats
 from wirespeed.cli import main
 from wirespeed.cli.app import defaults_for
 from wirespeed.cli.plans import mapping_of_text, plan_from_mapping
@@ -106,9 +107,17 @@ def test_tester_gives_the_newest_runs_calibration_and_no_link_state(client, sett
         path.write_text(json.dumps(json.loads(path.read_text()) | {"started_utc": started}))
         client.app.state.store.update(run)
     record = json.loads(path.read_text())
-    record["calibration"] = {"source": "file cal.json", "pipeline_delay_ns": {"0->1": {"64": 200, "1518": 208}},
-                             "file": {"method": "loopback cable", "created_utc": "2026-01-02T03:04:05+00:00",
-                                      "cable_delay_ns": 5, "points": []}}
+
+    def point(size, delay):
+        stats = DefinitionStats(min_ns=delay, max_ns=delay, mean_ns=delay, source="measured")
+        return CalibrationPoint(tx_port=0, rx_port=1, frame_size=size, pipeline_delay_ns=delay, frames=10,
+                                bit_forwarding=stats, store_and_forward=stats)
+
+    # a record that names its file's delays per direction only through the file's points
+    file = Calibration(target="sim", gateware=record["gateware"], method="loopback cable",
+                       created_utc="2026-01-02T03:04:05+00:00", cable_delay_ns=5, trial_duration_ns=1_000_000,
+                       wait_ns=0, points=[point(64, 200), point(1518, 208)])
+    record["calibration"] = {"source": "file cal.json", "file": file.model_dump(mode="json")}
     path.write_text(json.dumps(record))
     info = client.get("/api/tester").json()
     assert info["calibration"] == {"run": run_id, "source": "file cal.json", "method": "loopback cable",
