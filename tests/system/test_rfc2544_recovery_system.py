@@ -16,10 +16,11 @@ Reset: ``reboot=TIME`` takes the router down for TIME and loses what it held. Th
 backlogged (offered above ``rate``), so its frames leave 1 / rate apart: the last one received
 before the reset started at most 1 / rate before it, and one frame's wire time more when the
 reset cut the frame being sent (a cut frame fails its FCS and is not received). The first frame
-after comes in at most one offered period after the router is back and leaves a service
-(1 / rate) and ``latency`` later. So the longest receive gap is TIME + 1 / rate + latency, plus
-at most 1 / rate + a frame's wire time + one offered period (:func:`reset_time_bounds`); where
-in that range it falls depends on when the reset lands.
+after starts at most one offered period after the router is back, arrives a wire time later
+(store and forward: at its last byte), and leaves a service (1 / rate) and ``latency`` after
+that. So the longest receive gap is TIME + 1 / rate + latency, plus at most 1 / rate + two
+frames' wire times + one offered period (:func:`reset_time_bounds`); where in that range it
+falls depends on when the reset lands.
 """
 
 import csv
@@ -43,7 +44,7 @@ def reset_time_bounds(frame_size, offered_fps, *, rate=RATE, latency_ns=LATENCY_
     clock cycle (8 ns) of rounding at each end of the gap."""
     expected = reboot_ns + 1e9 / rate + latency_ns
     wire_ns = (frame_size + 8) * 8          # preamble and SFD included
-    return expected - 8, expected + 1e9 / rate + wire_ns + 1e9 / offered_fps + 16
+    return expected - 8, expected + 1e9 / rate + 2 * wire_ns + 1e9 / offered_fps + 16
 
 
 def rows(path):
