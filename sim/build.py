@@ -217,14 +217,14 @@ _COMPILE_RE = re.compile(_CXX + r".*\s-c\s")
 _LINK_RE = re.compile(_CXX + rf".*\s-o\s+{re.escape(BINARY_NAME)}\b")
 
 
-def _stage_of(line: str, compiled: int) -> tuple[str | None, int]:
+def _stage_of(line: str, compiled: int, compile_pass: str = "") -> tuple[str | None, int]:
     """The build stage a line of Verilator's output starts (None: no change), and the C++
-    files compiled so far."""
+    files compiled so far in this ``compile_pass`` (its name, told with the count)."""
     if _LINK_RE.search(line):
         return "linking", compiled
     if _COMPILE_RE.search(line):
         compiled += 1
-        return f"compiling C++ ({compiled} files so far)", compiled
+        return f"compiling C++{compile_pass} ({compiled} files so far)", compiled
     return None, compiled
 
 
@@ -276,6 +276,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
     prefix = f"V{top}"
     make = ["make", "-C", str(obj_dir), "-f", f"{prefix}.mk", "-j", str(MAKE_JOBS), *MAKE_FLAGS.split()]
     compiled = 0
+    compile_pass = "" if train is None else ", instrumented for the profile"
     with open(log, "w") as logf:
 
         def run(command: list[str], what: str) -> int:
@@ -293,7 +294,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                 if not quiet:
                     sys.stderr.write(line)
                 if stages is not None:
-                    stage, compiled = _stage_of(line, compiled)
+                    stage, compiled = _stage_of(line, compiled, compile_pass)
                     if stage is not None:
                         stages.set(stage)
             return proc.wait()
@@ -323,6 +324,7 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                 if rc == 0:
                     pgo.forget_instrumented(obj_dir, prefix, BINARY_NAME)
                     compiled = 0
+                    compile_pass = ", with the profile"
                     rc = run([*make, *pgo.make_vars(prefix, out_dir, "use")], "make")
                 shutil.rmtree(out_dir / pgo.PROFILE_DIR, ignore_errors=True)
     binary = obj_dir / BINARY_NAME

@@ -20,7 +20,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 from .objcache import make_list
 
@@ -43,7 +43,7 @@ def training_run(dut_args: Sequence[str] = ("--dut", "loopback")) -> tuple[str, 
     return (*dut_args, "--max-cycles", str(TRAINING_CYCLES))
 
 
-def make_vars(prefix: str, out_dir: Path, phase: str) -> list[str]:
+def make_vars(prefix: str, out_dir: Path, phase: Literal["generate", "use"]) -> list[str]:
     """make's variables for a compile of the fast model files that writes (``phase``
     ``"generate"``) or reads (``"use"``) the profile in ``out_dir/profile``."""
     flags = _GENERATE if phase == "generate" else _USE

@@ -121,3 +121,5 @@ def test_stages_from_a_real_verilator_log():
         if stage:
             stages.append(stage)
     assert stages == ["compiling C++ (1 files so far)", "compiling C++ (2 files so far)", "linking"]
+    # a profile-guided build names its pass
+    assert build._stage_of(log[3], 0, ", with the profile") == ("compiling C++, with the profile (1 files so far)", 1)
