@@ -87,13 +87,16 @@ class Modifier(wiring.Component):
         # random: base + r * step, step a power of two: shift r by the step's lowest set bit
         # (from the static step register in two registered stages: the lowest set bit, step &
         # -step, then its index; then the value in two more: shifted, added to base)
+        # (only in random mode: these stages settle in the four cycles after the mode is
+        # written, long before the clear and the first draw that need them)
         low_bit = Signal(32)
         shamt = Signal(5)
-        m.d.sync += low_bit.eq(self.step & -self.step)
-        m.d.sync += shamt.eq(Cat(Cat(low_bit[i] for i in range(32) if i >> k & 1).any() for k in range(5)))
         shifted = Signal(32)
         drawn = Signal(32)
-        m.d.sync += [shifted.eq((rng.value << shamt)[:32]), drawn.eq(self.base + shifted)]
+        with m.If(random):
+            m.d.sync += low_bit.eq(self.step & -self.step)
+            m.d.sync += shamt.eq(Cat(Cat(low_bit[i] for i in range(32) if i >> k & 1).any() for k in range(5)))
+            m.d.sync += [shifted.eq((rng.value << shamt)[:32]), drawn.eq(self.base + shifted)]
 
         with m.If(self.frame & advancing):
             m.d.sync += idx_wraps.eq(Mux(idx_wraps, count_m1 <= 0, idx >= count_m2))

@@ -10,7 +10,7 @@ next ``req`` (while ``ready`` is low it shows the draw's rejected candidates). W
 average at worst). ``span`` must hold from ``req`` until ``ready``.
 
 Timing (125 MHz on an ECP5): the next state (``xorshift32(state)``) is kept a step ahead in a
-register, and the mask is registered from ``span`` every cycle, so a drawing cycle is one
+register, and the mask is registered from ``span`` with ``req``, so a drawing cycle is one
 AND, one 32-bit compare and the enables of ``ready`` and ``drawing``.
 """
 
@@ -65,7 +65,9 @@ class RandomRange(wiring.Component):
         above = _reversed(_prefix_or(m, _reversed(span), "rspan")) >> 1   # bit i: a bit above i
         below = Cat(Const(0, 1), _prefix_or(m, span, "span")[:31])         # bit i: a bit below i
         mask = Signal(32)
-        m.d.sync += mask.eq(above | (span & below))
+        # span holds from req until ready: the mask registered at req is the draw's
+        with m.If(self.req):
+            m.d.sync += mask.eq(above | (span & below))
         candidate = Signal(32)
         m.d.comb += candidate.eq(nxt & mask)
 
@@ -88,6 +90,10 @@ class RandomRange(wiring.Component):
                 m.d.sync += [self.ready.eq(1), drawing.eq(0)]
         # keep nxt a step ahead of state: a draw starts the cycle after req (or later), and
         # neither req nor load steps, so nxt is fresh whenever a drawing cycle uses it
-        with m.If(~stepping):
+        # nxt is xorshift32(state) but in the cycle after a load, so it is recomputed only
+        # then (a cycle-based simulator then skips it on every other cycle)
+        loaded = Signal()
+        m.d.sync += loaded.eq(self.load)
+        with m.If(loaded & ~stepping):
             m.d.sync += nxt.eq(_xorshift32(state))
         return m

@@ -26,6 +26,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
+from .replica import replicas
 
 __all__ = ["CSRBusSignature", "RegisterBank", "RegisterBlock", "MemoryWindow", "WindowSignature", "align_up",
            "ADDR_WIDTH", "READ_LATENCY", "READ_SAMPLE", "WRITE_LATENCY", "WRITE_TO_READ", "WORD_READ_LATENCY"]
@@ -277,7 +278,6 @@ class RegisterBank(wiring.Component):
             with m.If((r_stb | w_stb) & inside):
                 m.d.sync += g_lo.eq(addr[:low_bits])
             word_q = Signal(32, name=f"g{group}_q")
-            m.d.sync += word_q.eq(0)
             for index, reg, sig, i, hi in words:
                 at = g_lo == index
                 if reg.access == "rw":
@@ -303,19 +303,22 @@ class RegisterBank(wiring.Component):
                     else:
                         value = latched[32 * (i - 1):hi - 32]
                 values.append((index, value))
-            with m.If(g_r):
-                with m.Switch(g_lo):
-                    for index, value in values:
-                        with m.Case(index):
-                            m.d.sync += word_q.eq(value)
+            addressed = Signal(32, name=f"g{group}_word")
+            with m.Switch(g_lo):
+                for index, value in values:
+                    with m.Case(index):
+                        m.d.comb += addressed.eq(value)
+            _pulse(m, word_q, g_r, addressed)
             group_words.append(word_q)
+        # a chunk's words are 0 but in the cycle after E2 of a read: its load is the OR or 0
+        chunk_loads = replicas(m, "sync", rd[1], range(-(-len(group_words) // CHUNK_GROUPS)), prefix="rd_chunk_load")
         chunks = []
         for k in range(0, len(group_words), CHUNK_GROUPS):
             chunk_q = Signal(32, name=f"rd_chunk{k // CHUNK_GROUPS}")
-            m.d.sync += chunk_q.eq(_or_tree(group_words[k:k + CHUNK_GROUPS]))
+            _pulse(m, chunk_q, chunk_loads[k // CHUNK_GROUPS], _or_tree(group_words[k:k + CHUNK_GROUPS]))
             chunks.append(chunk_q)
         regs_q = Signal(32, name="rd_regs")           # E4
-        m.d.sync += regs_q.eq(_or_tree(chunks))
+        _pulse(m, regs_q, rd[3], _or_tree(chunks))
 
         # memory windows: E1 decode and entry address, E2 memory read / write, E3 entry
         # register, E4 word select
@@ -351,12 +354,12 @@ class RegisterBank(wiring.Component):
             word_q = Signal(32, name=f"{name}_word")
             if window.word_reads:                        # the design's register is the E3 stage
                 assert WORD_READ_LATENCY == 2
-                m.d.sync += word_q.eq(Mux(h3, window.data, 0))
+                _pulse(m, word_q, h3, window.data)
             else:
                 entry_q = Signal(32 * nwords, name=f"{name}_q")
                 with m.If(h2):
                     m.d.sync += entry_q.eq(window.data)
-                m.d.sync += word_q.eq(Mux(h3, entry_q.word_select(sel3, 32), 0))
+                _pulse(m, word_q, h3, entry_q.word_select(sel3, 32))
             window_words.append(word_q)
 
         with m.If(rd[-1]):                                 # E5
@@ -392,6 +395,19 @@ class RegisterBlock:
     def add_memory(self, name, width, depth, *, offset, **kwargs):
         self._check(name, offset, 4 * ((width + 31) // 32) * depth)
         return self.bank.add_memory(name, width, depth, offset=self.base + offset, **kwargs)
+
+
+def _pulse(m, word, hit, value):
+    """``word`` registers ``value`` after a cycle with ``hit`` and is 0 after any other: the
+    trace of ``word.eq(Mux(hit, value, 0))`` every cycle. Written as a load under ``hit`` and a
+    clear the cycle after, so that a cycle-based simulator computes ``value`` only on a hit
+    (the bank's words are read every few thousand cycles)."""
+    held = Signal(name=f"{word.name}_held")
+    m.d.sync += held.eq(hit)
+    with m.If(hit):
+        m.d.sync += word.eq(value)
+    with m.Elif(held):
+        m.d.sync += word.eq(0)
 
 
 def _or_tree(values):
