@@ -26,7 +26,12 @@
 namespace {
 
 constexpr unsigned kResetCycles = 16;
+// The socket is checked every kPollCycles while the host is quiet, and every kBusyPollCycles
+// for kBusyCycles after a request: a host sends its requests one after the other, and each
+// waited up to a whole quiet interval for the next check.
 constexpr unsigned kPollCycles = 1024;
+constexpr unsigned kBusyPollCycles = 32;
+constexpr uint64_t kBusyCycles = 4096;
 
 struct Options {
     uint16_t udp_port = 0;
@@ -80,9 +85,12 @@ int main(int argc, char** argv) {
     ws::EtherboneStats eb;
     std::vector<uint8_t> rx, reply;
     sockaddr_in from{};
+    uint64_t busy_until = 0;
     do {
-        for (unsigned i = 0; i < kPollCycles; i++) sim.tick();
+        unsigned interval = sim.cycles() < busy_until ? kBusyPollCycles : kPollCycles;
+        for (unsigned i = 0; i < interval; i++) sim.tick();
         while (udp->receive(rx, from)) {
+            busy_until = sim.cycles() + kBusyCycles;
             if (ws::etherbone_handle(rx.data(), rx.size(), sim, ws::SimHarness::kCsrWords, reply,
                                      eb) == ws::EbResult::kReply)
                 udp->send(reply, from);

@@ -40,13 +40,12 @@ UdpServer::~UdpServer() {
 }
 
 bool UdpServer::receive(std::vector<uint8_t>& buf, sockaddr_in& from) {
-    buf.resize(65536);
     socklen_t len = sizeof from;
     for (;;) {
-        ssize_t n = ::recvfrom(fd_, buf.data(), buf.size(), MSG_DONTWAIT,
+        ssize_t n = ::recvfrom(fd_, scratch_.data(), scratch_.size(), MSG_DONTWAIT,
                                reinterpret_cast<sockaddr*>(&from), &len);
         if (n >= 0) {
-            buf.resize(size_t(n));
+            buf.assign(scratch_.begin(), scratch_.begin() + n);
             return true;
         }
         if (errno == EINTR) continue;

@@ -2,6 +2,7 @@
 #pragma once
 #include <netinet/in.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,9 @@ public:
 private:
     int fd_ = -1;
     uint16_t port_ = 0;
+    // a datagram lands here first: the socket is checked every few cycles, mostly empty,
+    // and `buf` is only resized for one that came
+    std::array<uint8_t, 65536> scratch_{};
     uint64_t send_errors_ = 0;
 };
 
