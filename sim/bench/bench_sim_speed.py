@@ -4,11 +4,15 @@ use), from the flattened, optimised netlist (``wirespeed.sim.netlist``) compiled
 profile, and the simulation as it is built (that netlist compiled with the profile of a
 training run, ``wirespeed.sim.pgo``).
 
-    python sim/bench/bench_sim_speed.py [--rounds 3] [--trial-ms 5]
+    python sim/bench/bench_sim_speed.py [--rounds 3] [--trial-ms 5] [--baseline REV]
 
 The binaries come from this tree and are cached like any build (the first run builds the two
-others once; their build times are printed). Each round measures, for each build in turn:
-idle (3 wall seconds, no traffic, the host reading the cycle counter only), then a
+others once; their build times are printed). ``--baseline REV`` adds a fourth: the simulation
+exactly as git revision ``REV`` of this repository built it (its gateware, harness and build
+flags: the sources are exported to a temporary folder and built by that revision's own
+``ensure_harness``, cached under its own key). Each round measures, for each build in turn:
+idle (3 wall seconds, no traffic, the host reading the cycle counter only), a trial's control
+path alone (a 10 us trial with the same 100 us settle: its simulated cycles and wall time), then a
 bidirectional trial at 100 % of line rate through the loopback DUT with 64-byte and with
 1518-byte frames. A trial's figure is its simulated cycles over the wall time of
 :meth:`Device.run_trial` (host polling included). The table shows the median of the rounds
@@ -21,8 +25,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import io
 import json
+import os
 import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,6 +47,7 @@ from wirespeed.transport import EtherboneTransport
 
 SIZES = (64, 1518)
 IDLE_S = 3.0
+CONTROL_TRIAL_NS = 10_000
 
 
 def amaranth_form() -> Path:
@@ -57,6 +68,30 @@ def untrained_form() -> Path:
     return ensure_binary(key, lambda outdir: list(write_tester_verilog(outdir, TOP_MODULE, SIM)))
 
 
+def revision_form(rev: str) -> Path:
+    """The simulation as revision ``rev`` built it: its sources exported from git and laid out
+    as the installed package (``pyproject.toml``'s package-dir), its ``ensure_harness`` run by
+    this Python in a child process (only the package's sources differ)."""
+    repo = Path(__file__).resolve().parents[2]
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "sw", "gateware", "sim", "hw"],
+                             capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise SystemExit(f"--baseline {rev}: git archive failed: {archive.stderr.decode().strip()}")
+    with tempfile.TemporaryDirectory(prefix="ws-baseline-") as tmp:
+        root = Path(tmp)
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(root, filter="data")
+        package = root / "sw" / "wirespeed"
+        for name in ("gateware", "sim", "hw"):
+            (package / name).symlink_to(root / name, target_is_directory=True)
+        env = {**os.environ, "PYTHONPATH": str(root / "sw")}
+        built = subprocess.run([sys.executable, "-c", "from wirespeed.sim.build import ensure_harness; "
+                                "print(ensure_harness())"], env=env, cwd=root, capture_output=True, text=True)
+        if built.returncode != 0:
+            raise SystemExit(f"--baseline {rev}: its build failed:\n{built.stderr[-3000:]}")
+        return Path(built.stdout.strip().splitlines()[-1])
+
+
 def build_seconds(binary: Path) -> float | None:
     try:
         return json.loads((binary.parent / MANIFEST_NAME).read_text())["build_seconds"]
@@ -64,8 +99,9 @@ def build_seconds(binary: Path) -> float | None:
         return None
 
 
-def measure(binary: Path, trial_ns: int) -> tuple[dict[str, float], list]:
-    """Cycles per wall second idle and per trial, and each trial's received frames."""
+def measure(binary: Path, trial_ns: int, control: list[tuple[float, float]]) -> tuple[dict[str, float], list]:
+    """Cycles per wall second idle and per trial, and each trial's received frames; appends
+    the control path's (simulated cycles, wall seconds) to ``control``."""
     speeds, frames = {}, []
     with contextlib.ExitStack() as stack:
         sim = stack.enter_context(SimProcess(parse_dut("loopback:delay=40ns"), binary=binary))
@@ -76,6 +112,12 @@ def measure(binary: Path, trial_ns: int) -> tuple[dict[str, float], list]:
         time.sleep(IDLE_S)
         w1, s1 = time.perf_counter(), dev.now_ns()
         speeds["idle"] = (s1 - s0) / 8 / (w1 - w0)
+        # a trial's control path alone: a 10 us trial, its simulated cycles and wall seconds
+        flows = [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, SIZES[0])) for tx in (0, 1)]
+        w0, s0 = time.perf_counter(), dev.now_ns()
+        dev.run_trial(flows, line_rate_fps(SIZES[0]), CONTROL_TRIAL_NS, 100_000)
+        w1, s1 = time.perf_counter(), dev.now_ns()
+        control.append(((s1 - s0) / 8, w1 - w0))
         for size in SIZES:
             flows = [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, size)) for tx in (0, 1)]
             w0 = time.perf_counter()
@@ -89,19 +131,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3, help="rounds per form (default 3)")
     ap.add_argument("--trial-ms", type=float, default=5.0, help="simulated trial length (default 5)")
+    ap.add_argument("--baseline", metavar="REV", help="also the simulation as git revision REV built it")
     args = ap.parse_args()
     trial_ns = int(args.trial_ms * 1e6)
 
     forms = {"amaranth": amaranth_form(), "netlist": untrained_form(), "trained": ensure_harness()}
+    if args.baseline:
+        forms[args.baseline[:9]] = revision_form(args.baseline)
     for name, binary in forms.items():
         seconds = build_seconds(binary)
         print(f"{name:9} {binary}  (built in {seconds:.0f} s)" if seconds else f"{name:9} {binary}")
 
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in forms}
+    control: dict[str, list[tuple[float, float]]] = {name: [] for name in forms}
     seen: dict[str, list] = {}
     for _ in range(args.rounds):
         for name, binary in forms.items():
-            speeds, frames = measure(binary, trial_ns)
+            speeds, frames = measure(binary, trial_ns, control[name])
             runs[name].append(speeds)
             if seen.setdefault(name, frames) != frames:
                 raise SystemExit(f"{name}: a round received other frames than the first: {frames}")
@@ -119,6 +165,16 @@ def main() -> None:
         if name != "amaranth":
             print(f"{name[:9]:9}" + "".join(f"{med[name][c] / med['amaranth'][c]:9.2f}x" for c in columns)
                   + "  (speed-up over amaranth)")
+    if args.baseline:
+        base = args.baseline[:9]
+        print(f"{'trained':9}" + "".join(f"{med['trained'][c] / med[base][c]:9.2f}x" for c in columns)
+              + f"  (speed-up over {args.baseline})")
+    print(f"a trial's control path (a {CONTROL_TRIAL_NS // 1000} us trial: program, clear, start, wait, "
+          "counters, histograms), median:")
+    for name in forms:
+        cycles = statistics.median(c for c, _ in control[name])
+        wall = statistics.median(w for _, w in control[name])
+        print(f"{name:9}{cycles:10,.0f} simulated cycles {wall:6.2f} s")
     print("frames received per trial (size, (port, frames), lost):", seen["trained"])
 
 
