@@ -84,11 +84,10 @@ class Modifier(wiring.Component):
         m.d.sync += [draw_req.eq(draw),
                      settled.eq(Cat(rng.ready, settled[0]) & ~rng.req.replicate(2))]
 
-        # random: base + r * step, step a power of two: shift r by the step's lowest set bit
-        # (from the static step register in two registered stages: the lowest set bit, step &
-        # -step, then its index; then the value in two more: shifted, added to base)
-        # (only in random mode: these stages settle in the four cycles after the mode is
-        # written, long before the clear and the first draw that need them)
+        # random: base + r * step, step a power of two: shift r by the step's lowest set bit.
+        # Two registered stages find its index (step & -step, then the index) and two more
+        # make the value (shifted, added to base); they load only in random mode and settle
+        # within four cycles of the mode's write, long before the clear and first draw.
         low_bit = Signal(32)
         shamt = Signal(5)
         shifted = Signal(32)

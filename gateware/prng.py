@@ -88,10 +88,9 @@ class RandomRange(wiring.Component):
             m.d.sync += [state.eq(nxt), nxt.eq(_xorshift32(nxt)), self.value.eq(candidate)]
             with m.If(candidate < self.span):
                 m.d.sync += [self.ready.eq(1), drawing.eq(0)]
-        # keep nxt a step ahead of state: a draw starts the cycle after req (or later), and
-        # neither req nor load steps, so nxt is fresh whenever a drawing cycle uses it
-        # nxt is xorshift32(state) but in the cycle after a load, so it is recomputed only
-        # then (a cycle-based simulator then skips it on every other cycle)
+        # nxt == xorshift32(state) on every cycle but the one after a load, and it is
+        # recomputed only then: a draw starts the cycle after req (or later) and neither req
+        # nor load steps, so a drawing cycle always uses a fresh nxt
         loaded = Signal()
         m.d.sync += loaded.eq(self.load)
         with m.If(loaded & ~stepping):

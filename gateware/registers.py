@@ -311,11 +311,12 @@ class RegisterBank(wiring.Component):
             _pulse(m, word_q, g_r, addressed)
             group_words.append(word_q)
         # a chunk's words are 0 but in the cycle after E2 of a read: its load is the OR or 0
-        chunk_loads = replicas(m, "sync", rd[1], range(-(-len(group_words) // CHUNK_GROUPS)), prefix="rd_chunk_load")
+        chunk_words = [group_words[k:k + CHUNK_GROUPS] for k in range(0, len(group_words), CHUNK_GROUPS)]
+        chunk_loads = replicas(m, "sync", rd[1], range(len(chunk_words)), prefix="rd_chunk_load")
         chunks = []
-        for k in range(0, len(group_words), CHUNK_GROUPS):
-            chunk_q = Signal(32, name=f"rd_chunk{k // CHUNK_GROUPS}")
-            _pulse(m, chunk_q, chunk_loads[k // CHUNK_GROUPS], _or_tree(group_words[k:k + CHUNK_GROUPS]))
+        for index, words in enumerate(chunk_words):
+            chunk_q = Signal(32, name=f"rd_chunk{index}")
+            _pulse(m, chunk_q, chunk_loads[index], _or_tree(words))
             chunks.append(chunk_q)
         regs_q = Signal(32, name="rd_regs")           # E4
         _pulse(m, regs_q, rd[3], _or_tree(chunks))
