@@ -179,8 +179,12 @@ def create_app(settings: Settings) -> FastAPI:
                                        "not kept; its results are in its files")
 
         def stream() -> Iterator[str]:
-            for text in handle.log.follow():
-                yield ": keepalive\n\n" if text is None else f"data: {text}\n\n"
+            for item in handle.log.follow():
+                if item is None:
+                    yield ": keepalive\n\n"
+                else:
+                    name, text = item
+                    yield f"data: {text}\n\n" if name is None else f"event: {name}\ndata: {text}\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 

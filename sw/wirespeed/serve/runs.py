@@ -5,6 +5,7 @@ included (:class:`EventLog`)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,31 +38,30 @@ class Busy(Exception):
 
 
 class EventLog:
-    """A run's events as JSON texts, in order; :meth:`follow` gives every one from the first
-    and then each new one until the run ends."""
+    """A run's events as JSON texts, in order, then the server's own last word on it
+    (:meth:`close`); :meth:`follow` gives every one from the first and then each new one
+    until the log is closed."""
 
     def __init__(self) -> None:
-        self._items: list[str] = []
+        self._items: list[tuple[str | None, str]] = []
         self._closed = False
         self._changed = threading.Condition()
 
     def append(self, text: str) -> None:
         with self._changed:
-            self._items.append(text)
+            self._items.append((None, text))
             self._changed.notify_all()
 
-    def close(self) -> None:
+    def close(self, name: str, text: str) -> None:
+        """The last item: the event ``name`` (not one of the run's), ``text`` its JSON."""
         with self._changed:
+            self._items.append((name, text))
             self._closed = True
             self._changed.notify_all()
 
-    @property
-    def items(self) -> list[str]:
-        with self._changed:
-            return list(self._items)
-
-    def follow(self, keepalive_s: float = 15.0) -> Iterator[str | None]:
-        """Each event's text, from the first; None after ``keepalive_s`` without one."""
+    def follow(self, keepalive_s: float = 15.0) -> Iterator[tuple[str | None, str] | None]:
+        """Each item, (None, the run event's text) or (name, text) last, from the first; None
+        after ``keepalive_s`` without one."""
         at = 0
         while True:
             with self._changed:
@@ -226,7 +226,9 @@ class RunManager:
                 if not any(ended):      # it ended before the run could say so
                     handle.log.append(ev.RunDone(status="failed", error=handle.error).model_dump_json())
                 self._release(handle)
-                handle.log.close()
+                # after the report and the release: a page may start the next run at once
+                handle.log.close("released", json.dumps({"status": handle.state, "error": handle.error,
+                                                         "warning": handle.warning}))
 
         handle.thread = threading.Thread(target=work, name=f"wirespeed-serve-{handle.id}", daemon=True)
         handle.thread.start()

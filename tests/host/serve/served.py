@@ -60,11 +60,24 @@ def served_client(settings):
     return TestClient(create_app(settings))
 
 
-def events_of(client, run_id, headers=None):
-    """Every event of the run, from the first, until it ends (the stream closes)."""
+def stream_of(client, run_id, headers=None):
+    """The events stream until it closes, as (SSE event name or None, JSON) in order."""
+    items, name = [], None
     with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
         assert response.status_code == 200
-        return [json.loads(line[len("data: "):]) for line in response.iter_lines() if line.startswith("data: ")]
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                name = line[len("event: "):]
+            elif line.startswith("data: "):
+                items.append((name, json.loads(line[len("data: "):])))
+            elif not line:
+                name = None
+    return items
+
+
+def events_of(client, run_id, headers=None):
+    """Every event of the run, from the first, until it ends (the stream closes)."""
+    return [data for name, data in stream_of(client, run_id, headers) if name is None]
 
 
 def start(client, values=PLAN):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 from fastapi.testclient import TestClient
-from served import PLAN, TARGET, WAIT_S, events_of, start
+from served import PLAN, TARGET, WAIT_S, events_of, start, stream_of
 
 from wirespeed import locks
 from wirespeed.cli import main
@@ -40,6 +40,22 @@ def test_a_run_writes_its_folder_streams_its_events_and_is_indexed(client, setti
     assert csv.text == (settings.data / "runs" / run_id / "Throughput.csv").read_text()
 
 
+def test_the_stream_ends_when_the_tester_is_free_after_the_report(client, settings):
+    # run_done comes before the graphs and report.html; "released" after them and the release
+    settings.report = True
+    run_id = start(client)
+    items = stream_of(client, run_id)
+    names = [name for name, _ in items]
+    assert names.count("released") == 1 and names[-1] == "released"
+    assert items[-2][1]["kind"] == "run_done"
+    assert items[-1][1] == {"status": "complete", "error": None, "warning": None}
+    run = client.get(f"/api/runs/{run_id}").json()
+    assert run["live"] is False and run["state"] == "complete"
+    assert "report.html" in {f["name"] for f in client.get(f"/api/runs/{run_id}/files").json()}
+    nxt = start(client)                         # the tester is free the moment the stream ends
+    assert stream_of(client, nxt)[-1] == ("released", {"status": "complete", "error": None, "warning": None})
+
+
 def test_busy_409_stop_keeps_finished_trials_and_resume_completes(client, settings, tester):
     tester.gate_size = 128
     run_id = start(client)
@@ -51,7 +67,9 @@ def test_busy_409_stop_keeps_finished_trials_and_resume_completes(client, settin
 
     assert client.post(f"/api/runs/{run_id}/stop").status_code == 200
     tester.release.set()
-    events = events_of(client, run_id)
+    items = stream_of(client, run_id)
+    assert items[-1] == ("released", {"status": "interrupted", "error": None, "warning": None})
+    events = [data for name, data in items if name is None]
     assert events[-1]["kind"] == "run_done" and events[-1]["status"] == "interrupted"
     record = json.loads((settings.data / "runs" / run_id / "results.json").read_text())
     assert record["status"] == "interrupted"

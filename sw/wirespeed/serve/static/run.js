@@ -149,11 +149,7 @@ function onEvent(event) {
       if (event.summary) { state.sizes.push(`${event.test} ${event.frame_size}: ${event.summary}`); renderSizes(); }
       break;
     case "run_done":
-      state.stream.close();
-      state.stream = null;
-      state.live = false;
       if (event.error) ws.showError(new Error(event.error));
-      settle();
       break;
     default: break;
   }
@@ -171,14 +167,15 @@ function follow() {
     state.notes = [];
   };
   stream.onmessage = (message) => onEvent(JSON.parse(message.data));
+  // the server's last word, after the report is written and the tester released (run_done
+  // comes before both): the page then shows the run as it stays
+  stream.addEventListener("released", () => {
+    stream.close();
+    state.stream = null;
+    state.live = false;
+    refresh();
+  });
   stream.onerror = () => { if (stream.readyState === EventSource.CLOSED) state.stream = null; };
-}
-
-// After run_done the server still writes the graphs and report of a complete run and only then
-// releases the tester: the run's page shows its end once the server says it is no longer live.
-async function settle() {
-  const run = await refresh();
-  if (run && run.live) setTimeout(settle, 1000);
 }
 
 async function refresh() {
