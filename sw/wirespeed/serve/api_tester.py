@@ -4,7 +4,6 @@ identification). Included by :func:`.api.create_app`."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +14,7 @@ from ..errors import ConnectError, WirespeedError
 from ..locks import LockBusy
 from .common import ApiError
 from .history import calibration_json, newest_records
-from .runs import RunManager
+from .runs import Busy, RunManager
 from .settings import Settings
 from .store import RunStore, record_json
 
@@ -27,7 +26,6 @@ def tester_router(settings: Settings, store: RunStore, runs: RunManager) -> APIR
     router = APIRouter()
     # the identification read by the last identify call (None: none since the server started)
     identified: dict[str, Any] = {}
-    identifying = threading.Lock()
 
     @router.get("/api/tester", summary="The tester: target, DUT and its model, identification, calibration, "
                                        "the run holding it")
@@ -62,23 +60,20 @@ def tester_router(settings: Settings, store: RunStore, runs: RunManager) -> APIR
                                                  "(409 while a run holds it)")
     def identify() -> dict[str, Any]:
         """Opens the tester as a run would (a simulation is started, and built first when it is
-        not yet) and reads its ID block; 409 while a run of this server or another process
-        holds it, 503 naming the field when it cannot be reached."""
-        if runs.active is not None:
-            raise ApiError(409, "run", f"the tester is running run {runs.active.id}", run=runs.active.id)
-        if not identifying.acquire(blocking=False):
-            raise ApiError(409, "run", "the tester is being identified already", run=None)
+        not yet) and reads its ID block; 409 while a run of this server or another process, or
+        another identify, holds it; 503 naming the field when it cannot be reached."""
         try:
-            with settings.connector(settings.target, settings.dut, command="wirespeed serve (identify)") as t:
+            with runs.holding("being identified"), \
+                    settings.connector(settings.target, settings.dut, command="wirespeed serve (identify)") as t:
                 gateware = t.ident.model_dump(mode="json")
+        except Busy as exc:
+            raise ApiError(409, "run", exc.message, run=exc.run) from None
         except LockBusy as exc:
             raise ApiError(409, "run", str(exc), run=None) from None
         except ConnectError as exc:
             raise ApiError(503, exc.field.lstrip("-"), exc.message) from None
         except WirespeedError as exc:           # the tester answered wrongly or not at all
             raise ApiError(503, "target", str(exc)) from None
-        finally:
-            identifying.release()
         identified.update(gateware=gateware, utc=datetime.now(UTC).isoformat(timespec="seconds"))
         return {"identification": gateware, "identified_utc": identified["utc"]}
 

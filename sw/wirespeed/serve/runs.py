@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,14 +100,35 @@ class RunManager:
         self.check_resume = check_resume
         self.handles: dict[str, Handle] = {}
         self.active: Handle | None = None
+        self._other: str | None = None      # what holds the tester besides a run (see holding)
         self._lock = threading.Lock()
+
+    def _check_free(self) -> None:
+        """Busy naming what of this server holds the tester (the caller holds the lock)."""
+        if self.active is not None:
+            raise Busy(f"the tester is running run {self.active.id}; stop it or wait for it to end",
+                       self.active.id)
+        if self._other is not None:
+            raise Busy(f"the tester is {self._other}; try again when that ends", None)
+
+    @contextmanager
+    def holding(self, what: str) -> Iterator[None]:
+        """The tester reserved for ``what`` (not a run, e.g. "being identified") while the
+        block runs; Busy when a run or another ``holding`` has it, and a run asked to start
+        meanwhile gets Busy naming ``what``."""
+        with self._lock:
+            self._check_free()
+            self._other = what
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._other = None
 
     def _reserve(self, run_id: str, folder: Path) -> Handle:
         """The tester reserved for a new handle, or Busy naming what holds it."""
         with self._lock:
-            if self.active is not None:
-                raise Busy(f"the tester is running run {self.active.id}; stop it or wait for it to end",
-                           self.active.id)
+            self._check_free()
             lock = tester_lock(self.settings.target)
             holder = lock.holder() if lock is not None else None
             if holder is not None:

@@ -254,6 +254,34 @@ def test_identify_reads_the_tester_now_unless_a_run_holds_it(client, settings, t
                                                        "message": "no answer from udp://127.0.0.1:1234 within 1 s"}
 
 
+def test_a_run_or_an_identify_asked_for_during_an_identify_gets_409(client, settings, monkeypatch):
+    opened, go_on = threading.Event(), threading.Event()
+    connect = settings.connector
+
+    @contextlib.contextmanager
+    def slow(target, dut, **kwargs):
+        with connect(target, dut, **kwargs) as tester:
+            opened.set()
+            assert go_on.wait(WAIT_S)
+            yield tester
+
+    monkeypatch.setattr(settings, "connector", slow)
+    answers = []
+    identify = threading.Thread(target=lambda: answers.append(client.post("/api/tester/identify")))
+    identify.start()
+    assert opened.wait(WAIT_S)                  # the identify holds the tester
+    refused = client.post("/api/runs", json={"values": PLAN})
+    assert refused.status_code == 409 and "being identified" in refused.json()["message"]
+    again = client.post("/api/tester/identify")
+    assert again.status_code == 409 and "being identified" in again.json()["message"]
+    go_on.set()
+    identify.join(WAIT_S)
+    assert answers[0].status_code == 200
+    monkeypatch.setattr(settings, "connector", connect)
+    run_id = start(client)                      # free again
+    assert events_of(client, run_id)[-1]["status"] == "complete"
+
+
 def test_stopping_the_server_interrupts_its_run_after_the_trial(settings, tester):
     tester.gate_size = 128
     with TestClient(create_app(settings)) as client:        # the block's end is the server's shutdown
