@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import FileResponse, HTMLResponse
 from starlette.background import BackgroundTask
 
+from ..results.resume import RecordError
 from .archive import Held, NoResults, compare_page, delete_run, report_pdf, write_zip
 from .common import ApiError, run_folder
 from .runs import RunManager
@@ -91,9 +92,18 @@ def runs_router(store: RunStore, runs: RunManager) -> APIRouter:
             if not store.folder(run_id).is_dir() or store.folder(run_id).is_symlink():
                 raise ApiError(404, "runs", f"no run {run_id}")
         try:
-            page = compare_page([(run_id, store.folder(run_id)) for run_id in ids])
+            page = compare_page([(run_label(run_id), store.folder(run_id)) for run_id in ids])
         except CompareError as exc:
             raise ApiError(422, "runs", f"{Path(exc.field).name}: {exc.message}") from None
         return HTMLResponse(page)
+
+    def run_label(run_id: str) -> str:
+        """A run's name in the compare page's legends and tables: its title with its id (titles
+        repeat, ids do not), or its id."""
+        try:
+            title = store.record(run_id).title
+        except RecordError:         # the compare names what is wrong with its folder
+            title = None
+        return f"{title} ({run_id})" if title else run_id
 
     return router

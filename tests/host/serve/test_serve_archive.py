@@ -137,12 +137,13 @@ def test_report_pdf_without_weasyprint_is_a_500_with_one_line(client, monkeypatc
 
 
 def test_compare_serves_the_compare_page_of_the_runs(client, settings):
-    first, second = finished(client), finished(client, PLAN | {"sizes": [64]})
+    first, second = finished(client), finished(client, PLAN | {"sizes": [64], "title": "firmware <2.1>"})
     answer = client.get("/api/compare", params={"runs": [first, second]})
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("text/html")
     page = answer.text
-    assert page.count("<svg") >= 1 and first in page and second in page
+    assert page.count("<svg") >= 1 and first in page
+    assert f"firmware &lt;2.1&gt; ({second})" in page       # a titled run by its title, escaped
     assert "<img" not in page                               # nothing beside the page to fetch
     assert not (settings.data / "compare").exists()
 
