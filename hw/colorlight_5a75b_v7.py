@@ -73,13 +73,13 @@ BOARD = Board(
               "the LED), GND on J1 pin 4",
     uart_baud=1_000_000,
     config_preset="BOARD_25F",
-    default_seed=1,     # meets timing with pnr_opts (docs/performance.md, per-stream statistics on the 25F)
+    default_seed=3,     # meets timing with pnr_opts (docs/performance.md, per-stream statistics on the 25F)
     # timing-driven placement weighted harder and timing-driven rip-up in the router
     pnr_opts=("--placer-heap-timingweight 30", "--placer-heap-critexp 4", "--tmg-ripup"),
     # the statistics and the responder do not both fit at 125 MHz: a build for each
     variants=(BuildVariant(
         name="learning", config_preset="BOARD_25F_LEARNING",
-        default_seed=4,     # meets timing with pnr_opts (docs/performance.md, the learning build)
+        default_seed=2,     # meets timing with pnr_opts (docs/performance.md, the learning build)
         description="the ARP/ND responder (learning phase) instead of the per-stream statistics "
                     "(system recovery, sequence errors)"),),
     link_leds=(),
