@@ -286,7 +286,10 @@ def _sim_child(parent: int) -> int | None:
 @pytest.mark.parametrize("how", ["ctrl-c", "ctrl-c after a trial", "failing run"])
 def test_nothing_outlives_an_interrupted_or_failing_run(tmp_path, how):
     out = tmp_path / "run"
-    args = [sys.executable, "-m", "wirespeed.cli", "rfc2544", *FAST, "--sizes", "64,1518", "--dut", "linux-router",
+    # after a trial: six more sizes, so that the signal lands inside the run on a loaded machine
+    # (with two sizes the run could end between the first trial and the signal)
+    sizes = "64,128,256,512,1024,1280,1518" if how == "ctrl-c after a trial" else "64,1518"
+    args = [sys.executable, "-m", "wirespeed.cli", "rfc2544", *FAST, "--sizes", sizes, "--dut", "linux-router",
             "--out", str(out)]
     if how == "failing run":        # a latency the model (2 us) cannot meet: the run exits 3
         args += ["--max-latency", "1us"]
