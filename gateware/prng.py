@@ -10,11 +10,12 @@ next ``req`` (while ``ready`` is low it shows the draw's rejected candidates). W
 average at worst). ``span`` must hold from ``req`` until ``ready``.
 
 Timing (125 MHz on an ECP5): the next state (``xorshift32(state)``) is kept a step ahead in a
-register, and the mask is registered from ``span`` with ``req``, so a drawing cycle is one
-AND, one 32-bit compare and the enables of ``ready`` and ``drawing``.
+register, and the mask is registered from ``span`` with ``req`` (one carry chain and five OR
+stages), so a drawing cycle is one AND, one 32-bit compare and the enables of ``ready`` and
+``drawing``.
 """
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -33,16 +34,11 @@ def _xorshift32_int(x):
     return x ^ ((x << 5) & 0xFFFFFFFF)
 
 
-def _prefix_or(m, x, name):
-    """Bit i: OR of bits 0..i of the 32-bit ``x``, as one carry chain (``x - 1``) and a LUT:
-    ``x ^ (x - 1)`` sets the bits up to the lowest set one (all 33 when ``x`` is 0)."""
-    xm1 = Signal(33, name=f"{name}_m1")
-    m.d.comb += xm1.eq(x - 1)
-    return ~(Cat(x, Const(0, 1)) ^ xm1)[1:33]
-
-
-def _reversed(x):
-    return Cat(*reversed([x[i] for i in range(len(x))]))
+def _smear_right(x):
+    """Every bit of ``x`` ORed into all the bits below it: bit i is the OR of bits i and up."""
+    for k in (1, 2, 4, 8, 16):
+        x = x | (x >> k)
+    return x
 
 
 class RandomRange(wiring.Component):
@@ -58,16 +54,16 @@ class RandomRange(wiring.Component):
         state = Signal(32, init=1)
         nxt = Signal(32, init=_xorshift32_int(1))    # xorshift32(state) whenever a draw steps
 
-        # mask: the smallest 2**n - 1 that covers span - 1, registered. Bit i is set when
-        # span - 1 >= 2**i, that is span > 2**i: a bit of span above i, or bit i and one below
-        # (two carry chains side by side, no chain of ORs).
+        # mask: the smallest 2**n - 1 that covers span - 1 (0 for span 0), registered. A
+        # cycle-based simulator computes a smear of span - 1 almost wholly under req; a
+        # bit-reversed span, a term it keeps apart, would cost it 32 shifts on every clock.
         span = self.span
-        above = _reversed(_prefix_or(m, _reversed(span), "rspan")) >> 1   # bit i: a bit above i
-        below = Cat(Const(0, 1), _prefix_or(m, span, "span")[:31])         # bit i: a bit below i
+        span_m1 = Signal(33)
+        m.d.comb += span_m1.eq(span - 1)
         mask = Signal(32)
         # span holds from req until ready: the mask registered at req is the draw's
         with m.If(self.req):
-            m.d.sync += mask.eq(above | (span & below))
+            m.d.sync += mask.eq(_smear_right(span_m1[:32]) & ~span_m1[32].replicate(32))
         candidate = Signal(32)
         m.d.comb += candidate.eq(nxt & mask)
 

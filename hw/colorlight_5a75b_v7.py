@@ -79,7 +79,7 @@ BOARD = Board(
     # the statistics and the responder do not both fit at 125 MHz: a build for each
     variants=(BuildVariant(
         name="learning", config_preset="BOARD_25F_LEARNING",
-        default_seed=2,     # meets timing with pnr_opts (docs/performance.md, the learning build)
+        default_seed=3,     # meets timing with pnr_opts (docs/performance.md, the learning build)
         description="the ARP/ND responder (learning phase) instead of the per-stream statistics "
                     "(system recovery, sequence errors)"),),
     link_leds=(),
