@@ -10,10 +10,12 @@ at 100 % of line rate through the loopback DUT.
 
 Each sample's source line in Verilator's C++ is charged to the gateware signal its statement
 assigns (Verilator keeps the hierarchical names of the flattened netlist: ``port0.gen.sched``).
-Temporaries (Verilator's, Yosys's anonymous wires) are charged to the next named statement,
-which is the one that uses them. Both ports are summed (``portN``) unless ``--per-port``.
-Rows: share of the simulation process's samples; "Verilator runtime" is the inlined
-library (wide-word shifts, adds), "harness" the clock loop, DUT models and Etherbone.
+A statement that assigns one of Verilator's temporaries (a subexpression it computes apart,
+on every clock) is charged to the block whose signals it reads most; Yosys's anonymous wires
+are charged to the next named statement, which is the one that uses them. Both ports are
+summed (``portN``) unless ``--per-port``. Rows: share of the simulation process's samples;
+"Verilator runtime" is the inlined library (wide-word shifts, adds), "harness" the clock
+loop, DUT models and Etherbone.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ PREFIX = "wirespeed_sim_top__DOT__"
 #: Verilator's escapes for the characters of Yosys/Amaranth names
 ESCAPES = (("__02e", "."), ("__024", "$"), ("__05c", "\\"), ("__03a", ":"))
 ASSIGN = re.compile(r"\s*(?:vlSelfRef|vlSelf->)\.?(\w+)")
+#: a statement that assigns one of Verilator's temporaries (a subexpression it keeps apart)
+TEMPORARY = re.compile(r"\s*(?:vlSelfRef\.|vlSelf->)?__V(?!dly)\w*\s*=")
+READ = re.compile(r"(?:vlSelfRef\.|vlSelf->)(\w+)")
 HARNESS_FILES = re.compile(r"^(dut_\w+|sim_harness|etherbone|main|udp_server|uart_link|gmii)\.(h|cpp)$")
 
 
@@ -94,20 +99,32 @@ def block_of(name: str, depth: int, per_port: bool) -> str | None:
     return ".".join(parts[:-1][:depth]) or "(top level)"
 
 
+def most_read(text: str, depth: int, per_port: bool) -> str | None:
+    """The block whose signals the C++ ``text`` reads most often."""
+    blocks = collections.Counter(block_of(signal_name(name), depth, per_port) for name in READ.findall(text))
+    blocks.pop(None, None)
+    return blocks.most_common(1)[0][0] if blocks else None
+
+
 def line_owners(obj_dir: Path, depth: int, per_port: bool) -> dict[tuple[str, int], str]:
-    """(file, line) of the model's C++ -> the block whose signal that statement assigns."""
+    """(file, line) of the model's C++ -> the block whose signal that statement assigns; a
+    statement that assigns a Verilator temporary -> the block it reads most."""
     owners: dict[tuple[str, int], str] = {}
     for f in sorted(obj_dir.glob("V*.cpp")):
         pending: list[int] = []
         statement: list[int] = []
         target: str | None = None
-        for n, line in enumerate(f.read_text().splitlines(), 1):
+        lines = f.read_text().splitlines()
+        for n, line in enumerate(lines, 1):
             text = line.strip()
             if not statement:
                 m = ASSIGN.match(line)
                 target = block_of(signal_name(m.group(1)), depth, per_port) if m else None
+                temporary = target is None and TEMPORARY.match(line) is not None
             statement.append(n)
             if text.endswith((";", "{", "}")):
+                if temporary:
+                    target = most_read(" ".join(lines[k - 1] for k in statement), depth, per_port)
                 if target is None:
                     pending += statement
                 else:

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from wirespeed.ethernet import line_rate_fps
+from wirespeed.gateware.config import NS_PER_CYCLE
 from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.sim.build import MANIFEST_NAME, ensure_binary, ensure_harness, harness_key
@@ -99,6 +100,11 @@ def build_seconds(binary: Path) -> float | None:
         return None
 
 
+def flows_of(size: int) -> list[Flow]:
+    """One flow each way between the two ports, frames of ``size`` bytes."""
+    return [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, size)) for tx in (0, 1)]
+
+
 def measure(binary: Path, trial_ns: int, control: list[tuple[float, float]]) -> tuple[dict[str, float], list]:
     """Cycles per wall second idle and per trial, and each trial's received frames; appends
     the control path's (simulated cycles, wall seconds) to ``control``."""
@@ -111,18 +117,16 @@ def measure(binary: Path, trial_ns: int, control: list[tuple[float, float]]) -> 
         w0, s0 = time.perf_counter(), dev.now_ns()
         time.sleep(IDLE_S)
         w1, s1 = time.perf_counter(), dev.now_ns()
-        speeds["idle"] = (s1 - s0) / 8 / (w1 - w0)
+        speeds["idle"] = (s1 - s0) / NS_PER_CYCLE / (w1 - w0)
         # a trial's control path alone: a 10 us trial, its simulated cycles and wall seconds
-        flows = [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, SIZES[0])) for tx in (0, 1)]
         w0, s0 = time.perf_counter(), dev.now_ns()
-        dev.run_trial(flows, line_rate_fps(SIZES[0]), CONTROL_TRIAL_NS, 100_000)
+        dev.run_trial(flows_of(SIZES[0]), line_rate_fps(SIZES[0]), CONTROL_TRIAL_NS, 100_000)
         w1, s1 = time.perf_counter(), dev.now_ns()
-        control.append(((s1 - s0) / 8, w1 - w0))
+        control.append(((s1 - s0) / NS_PER_CYCLE, w1 - w0))
         for size in SIZES:
-            flows = [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, size)) for tx in (0, 1)]
             w0 = time.perf_counter()
-            r = dev.run_trial(flows, line_rate_fps(size), trial_ns, 100_000)
-            speeds[f"{size} B"] = (trial_ns + 100_000) / 8 / (time.perf_counter() - w0)
+            r = dev.run_trial(flows_of(size), line_rate_fps(size), trial_ns, 100_000)
+            speeds[f"{size} B"] = (trial_ns + 100_000) / NS_PER_CYCLE / (time.perf_counter() - w0)
             frames.append((size, sorted((port, c.rx_frames) for port, c in r.counters.items()), r.lost_frames))
     return speeds, frames
 
