@@ -13,15 +13,15 @@ strobe); the generator waits for it before the strobe. ``clear`` restarts the wa
 ``base``.
 
 Timing (125 MHz on an ECP5): whether the unit wraps on its next advance is a register
-(kept for the next idx when it advances, from ``count - 1`` and ``count - 2`` registered
-from the count register: a count written by the host is seen a cycle later), so the chain
+(kept for the next idx when it advances, from a registered copy of the count register: a
+count written by the host is seen a cycle later), so the chain
 of units and a strobe start from registers; a random unit requests its next draw the cycle
 after the strobe, and the value goes through two registered stages after the draw (shift,
 add to ``base``), which ``busy`` covers. Strobes of an incrementing or decrementing unit
 may come every cycle.
 """
 
-from amaranth import Cat, Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -57,12 +57,12 @@ class Modifier(wiring.Component):
         random = Signal()
         m.d.comb += random.eq(self.mode == MOD_RANDOM)
 
-        # idx + 1 >= count, registered: count - 1 and count - 2 are registered from the count
-        # register (signed: count 0 wraps always); when the unit advances the flag is that of
-        # its next idx (0, or idx + 1: idx >= count - 2), else it follows idx and count
-        count_m1 = Signal(signed(34))
-        count_m2 = Signal(signed(34))
-        m.d.sync += [count_m1.eq(self.count - 1), count_m2.eq(self.count - 2)]
+        # idx + 1 >= count, registered: the count register is copied (count_d), so a count the
+        # host writes is seen a cycle later and the chain of units starts from registers; when
+        # the unit advances the flag is that of its next idx (0: count <= 1, or idx + 1:
+        # idx + 2 >= count), else it follows idx and count (count 0 wraps always)
+        count_d = Signal(32)
+        m.d.sync += count_d.eq(self.count)
         idx_wraps = Signal()
         wraps = Signal()
         m.d.comb += wraps.eq(random | idx_wraps)
@@ -98,9 +98,9 @@ class Modifier(wiring.Component):
             m.d.sync += [shifted.eq((rng.value << shamt)[:32]), drawn.eq(self.base + shifted)]
 
         with m.If(self.frame & advancing):
-            m.d.sync += idx_wraps.eq(Mux(idx_wraps, count_m1 <= 0, idx >= count_m2))
+            m.d.sync += idx_wraps.eq(Mux(idx_wraps, count_d <= 1, idx + 2 >= count_d))
         with m.Else():
-            m.d.sync += idx_wraps.eq(idx >= count_m1)
+            m.d.sync += idx_wraps.eq(idx + 1 >= count_d)
         with m.If(self.frame & advancing):
             with m.Switch(self.mode):
                 with m.Case(MOD_INCREMENT):
@@ -117,6 +117,6 @@ class Modifier(wiring.Component):
         m.d.sync += first_draw.eq(self.clear)
         m.d.comb += rng.req.eq(draw_req | (first_draw & random))
         with m.If(self.clear):
-            m.d.sync += [self.value.eq(self.base), idx.eq(0), settled.eq(0), idx_wraps.eq(count_m1 <= 0)]
+            m.d.sync += [self.value.eq(self.base), idx.eq(0), settled.eq(0), idx_wraps.eq(count_d <= 1)]
             m.d.comb += rng.load.eq(1)
         return m
