@@ -107,8 +107,18 @@ class FrameEmitter(wiring.Component):
             m.d.sync += [nidx.eq(1), n2.eq(2), n3.eq(3), n4.eq(4),
                          is_first.eq(1), is_last.eq(pre.frame_len == F.FCS + 1),
                          pre_last.eq(pre.frame_len == F.FCS + 2), pre2_last.eq(pre.frame_len == F.FCS + 3)]
+        # The modifiers' registers that follow the handoff while the line is idle load only
+        # when that can change them: the cycle after a commit or after the line was busy. They
+        # hold the same values as if they loaded on every idle cycle, and a cycle-based
+        # simulator does not copy them on every clock.
+        mods_follow = Signal(init=1) if self.n_modifiers else None
+        if mods_follow is not None:
+            m.d.sync += mods_follow.eq(self.handoff.committed | self.busy)
         with m.If(~busy["cur"]):
-            m.d.sync += PreparedFrame.copy(cur, pre)
+            m.d.sync += PreparedFrame.copy(cur, pre, mods=False)
+            if mods_follow is not None:
+                with m.If(mods_follow):
+                    m.d.sync += PreparedFrame.copy(cur, pre, mods=True)
         with m.If(~busy["ts"]):
             m.d.sync += [last_idx.eq(pre.frame_len - F.FCS - 1), ts.eq(self.now[:48])]
 
@@ -259,10 +269,15 @@ class FrameEmitter(wiring.Component):
                 mask, value = pre.mod_mask[j], pre.mod_value[j]
                 mk = Mux(getattr(lf, f"mod{j}_at1"), mask, Mux(getattr(lf, f"mod{j}_at0"), mask << 8, 0))
                 vl = Mux(getattr(lf, f"mod{j}_at1"), value, value << 8)
-                m.d.sync += [msr[j].eq(mk), vsr[j].eq(vl), mod_at_n2[j].eq(getattr(lf, f"mod{j}_at2"))]
+                with m.If(mods_follow):
+                    m.d.sync += [msr[j].eq(mk), vsr[j].eq(vl), mod_at_n2[j].eq(getattr(lf, f"mod{j}_at2"))]
                 tops.append((mk[24:], vl[24:]))
             top_m, top_v = merge_mods(tops)
-            m.d.sync += [pm.eq(top_m), pv.eq(top_v)]
+            if mods_follow is not None:
+                with m.If(mods_follow):
+                    m.d.sync += [pm.eq(top_m), pv.eq(top_v)]
+            else:
+                m.d.sync += [pm.eq(top_m), pv.eq(top_v)]
         m.d.comb += [
             src.valid.eq(self.busy),
             src.p.data.eq(Mux(out_udp_hi, udp_csum[8:], Mux(out_udp_lo, udp_csum[:8], out))),

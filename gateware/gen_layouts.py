@@ -45,6 +45,10 @@ def launch_flag_names(n_modifiers):
     return names
 
 
+#: the members of :class:`PreparedFrame` that hold a modifier unit's patch (one per unit)
+MOD_MEMBERS = ("mod_apply", "mod_off", "mod_mask", "mod_value")
+
+
 class PreparedFrame(wiring.Signature):
     """One prepared frame: everything the emitter needs to send it without looking at a
     descriptor, template aside. Each field is a signal of its own: a register in prepare, and
@@ -72,10 +76,12 @@ class PreparedFrame(wiring.Signature):
         })
 
     @staticmethod
-    def copy(dst, src):
-        """``dst.eq(src)`` for every field of two prepared frames."""
+    def copy(dst, src, *, mods=None):
+        """``dst.eq(src)`` for every field of two prepared frames; ``mods`` True or False: only
+        the modifier units' fields, or all but them."""
         sig = src.signature
-        return [d.eq(s) for (_, _, d), (_, _, s) in zip(sig.flatten(dst), sig.flatten(src))]
+        return [d.eq(s) for (path, _, d), (_, _, s) in zip(sig.flatten(dst), sig.flatten(src))
+                if mods is None or (path[0] in MOD_MEMBERS) == mods]
 
 
 class FrameHandoff(wiring.Signature):
@@ -83,14 +89,14 @@ class FrameHandoff(wiring.Signature):
     scheduler launches it (``go``); the emitter follows it while the line is idle and holds it
     from the launch on. ``stream`` is the stream being prepared (the next frame's), whose
     template bytes 0 to 2 the emitter fetches ahead; ``picked``: it changes at this edge
-    (fetch again)."""
+    (fetch again). ``committed`` (with modifiers): ``frame`` changes at this edge."""
 
     def __init__(self, n_streams, n_modifiers):
         super().__init__({
             "frame": Out(PreparedFrame(n_modifiers)),
             "stream": Out(range(n_streams)),
             "picked": Out(1),
-        })
+        } | ({"committed": Out(1)} if n_modifiers else {}))
 
 
 def priority(flags):

@@ -195,22 +195,30 @@ class FramePrepare(wiring.Component):
             m.d.sync += size_have.eq(0)
         with m.Elif(size_issued):
             m.d.sync += [size_w.eq(self.size_rd.data), size_have.eq(1)]
+        take_pick = Signal()          # IDLE takes the pick (c0)
+        # the modifiers' checksum terms (the masked value if the unit writes the stream
+        # picked, and its csum bits), registered with the pick: what READ reads is the same
+        # as if they loaded in every IDLE cycle, and a cycle-based simulator computes them
+        # once per frame instead of on every clock (each expression read once, under the pick)
         ip_terms, udp_terms = [], []
         for j, (unit, cfg) in enumerate(zip(mods, regs)):
-            t_ip, t_udp = Signal(32, name=f"mod{j}_ip_term"), Signal(32, name=f"mod{j}_udp_term")
-            hits = (cfg.mode != SD.MOD_OFF) & (cfg.stream == pick)
-            mv = unit.value & cfg.mask
-            with m.If(in_idle):
-                m.d.sync += [t_ip.eq(Mux(hits & cfg.csum[0], mv, 0)), t_udp.eq(Mux(hits & cfg.csum[1], mv, 0))]
-            ip_terms += [t_ip[16:], t_ip[:16]]
-            udp_terms += [t_udp[16:], t_udp[:16]]
+            term, csum = Signal(32, name=f"mod{j}_term"), Signal(2, name=f"mod{j}_csum")
+            with m.If(in_idle & take_pick):
+                m.d.sync += [term.eq(Mux((cfg.mode != SD.MOD_OFF) & (cfg.stream == pick), unit.value & cfg.mask, 0)),
+                             csum.eq(cfg.csum)]
+            for terms, bit in ((ip_terms, 0), (udp_terms, 1)):
+                terms += [Mux(csum[bit], term[16:], 0), Mux(csum[bit], term[:16], 0)]
 
-        # c1: modifier terms in groups of four (two adder levels), the sequence words
+        # c1: modifier terms in groups of four (two adder levels), loaded in READ (c2 reads
+        # them; a copy of READ's strobe of their own, as the descriptor register has below),
+        # the sequence words
         groups = {"ip": [], "udp": []}
+        in_read = replicas(m, "sync", in_idle & take_pick, ["mods"], prefix="read")["mods"] if mods else Const(0)
         for kind, terms in (("ip", ip_terms), ("udp", udp_terms)):
             for g in range(0, len(terms), 4):
                 part = Signal(18, name=f"{kind}_mods{g // 4}")
-                m.d.sync += part.eq(tree_sum(terms[g:g + 4]))
+                with m.If(in_read):
+                    m.d.sync += part.eq(tree_sum(terms[g:g + 4]))
                 groups[kind].append(part)
         seq_pair = Signal(17)
         seq_xor = Signal(16)
@@ -294,7 +302,6 @@ class FramePrepare(wiring.Component):
         if mods:
             m.d.comb += mods_busy.eq(Cat(u.busy for u in mods).any())
 
-        take_pick = Signal()          # IDLE takes the pick (c0)
         m.d.comb += take_pick.eq(self.pick_valid & ~prepared & ~self.stop & ~self.start)
         commit = Signal()             # the COMMIT cycle, registered (the scheduler's take)
         m.d.sync += commit.eq(0)
@@ -391,6 +398,8 @@ class FramePrepare(wiring.Component):
 
         # the emitter fetches the template of the stream being prepared ahead
         m.d.comb += [self.handoff.stream.eq(s), self.handoff.picked.eq(in_idle & take_pick)]
+        if mods:
+            m.d.comb += self.handoff.committed.eq(commit_r["launch"])
 
         with m.If(self.clear):
             m.d.sync += [seq_known.eq(0), ss_known.eq(0)]

@@ -95,6 +95,8 @@ def run(sizes, ready, *, seed, late_pick=False, hold=False, rewrite_templates=Fa
                 ctx.set(hand.picked, 1)
             if k < len(frames) and cycle == ready_at:
                 set_frame(ctx, hand.frame, frames[k])
+            # as prepare's commit: high the cycle before the frame changes
+            ctx.set(hand.committed, k < len(frames) and cycle + 1 == ready_at)
             prepared = k < len(frames) and cycle >= ready_at
             free = ctx.get(emit.line_free)
             assert not (h and free), "line free while held"
