@@ -121,7 +121,8 @@ class TrafficGenerator(wiring.Component):
                                           doc="per stream: frames sent (bits 0-63), bytes sent (64-127) (snapshot)")
         self._mods = []
         for j in range(n_modifiers):
-            mod = regs.block(at["mods"] + j * MOD_SPAN, MOD_END)
+            # a unit's registers, written once per trial, make one group of the bank's read path
+            mod = regs.block(at["mods"] + j * MOD_SPAN, MOD_END, group_words=MOD_SPAN // 4)
             self._mods.append({name: mod.add(f"{prefix}.mod{j}.{name}", bits, "rw", offset=4 * k, doc=doc)
                                for k, (name, bits, doc) in enumerate(SD.MOD_FIELDS)})
 

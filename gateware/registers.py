@@ -34,7 +34,8 @@ __all__ = ["CSRBusSignature", "RegisterBank", "RegisterBlock", "MemoryWindow", "
 ADDR_WIDTH = 16
 #: the bus address's top bits select a region, whose decode has a register stage of its own
 REGION_BITS = 2
-#: register words per first-stage read multiplexer (the read path's pipeline, see elaborate)
+#: register words per first-stage read multiplexer (the read path's pipeline, see elaborate),
+#: unless a block asks for larger groups (:meth:`RegisterBank.block`)
 GROUP_WORDS = 4
 #: groups ORed together by one register of the read path's third stage
 CHUNK_GROUPS = 8
@@ -145,10 +146,14 @@ class RegisterBank(wiring.Component):
         self._meta = dict(name=name, version=version, clk_hz=clk_hz, n_ports=n_ports)
         self._regs = []  # (Register, Signal)
         self._windows = []  # (Register, entry address Signal, entry data Signal)
+        self._group_words = {}  # register name: words of its read group, where not GROUP_WORDS
 
-    def block(self, base, size=None):
-        """A :class:`RegisterBlock` at byte address ``base`` (of ``size`` bytes, if given)."""
-        return RegisterBlock(self, base, size)
+    def block(self, base, size=None, *, group_words=None):
+        """A :class:`RegisterBlock` at byte address ``base`` (of ``size`` bytes, if given).
+        ``group_words``: the words of each of its registers' read groups (a power of two, 4
+        to 16; default :data:`GROUP_WORDS`), for a block of configuration registers: a
+        larger group has fewer registers of its own in the read path, and a wider multiplexer."""
+        return RegisterBlock(self, base, size, group_words)
 
     def _place(self, reg, span):
         """Check ``reg`` (``span`` bytes from its offset) against the bank and its neighbours."""
@@ -164,10 +169,15 @@ class RegisterBank(wiring.Component):
                 raise ValueError(f"register {reg.name} at {reg.offset:#x}..{end:#x} overlaps {other.name} at "
                                  f"{other.offset:#x}..{other_end:#x}")
 
-    def add(self, name, width, access, *, offset, reset=0, doc=""):
-        """A register at byte address ``offset``; returns its signal."""
+    def add(self, name, width, access, *, offset, reset=0, doc="", group_words=None):
+        """A register at byte address ``offset``; returns its signal. ``group_words``: as
+        :meth:`block` takes it."""
         reg = Register(name, offset, width, access, reset if access == "rw" else 0, doc)
         self._place(reg, 4 * reg.words)
+        if group_words is not None and group_words != GROUP_WORDS:
+            if group_words not in (8, 16):
+                raise ValueError(f"register {name}: group_words must be 4, 8 or 16, not {group_words}")
+            self._group_words[name] = group_words
         sig = Signal(width, name=name.replace(".", "_"), init=reg.reset)
         self._regs.append((reg, sig))
         return sig
@@ -230,14 +240,18 @@ class RegisterBank(wiring.Component):
         low_bits = (GROUP_WORDS - 1).bit_length()
         region_lo = ADDR_WIDTH - REGION_BITS
 
+        # (address bits below the group's, group): its words. Groups of different sizes may
+        # cover the same addresses (each word is in one group): a group's word is 0 on a read
+        # of an address it has no register at, and writes only its own.
         groups = {}
         for reg, sig in self._regs:
             if sig is None:
                 continue
+            bits = (self._group_words.get(reg.name, GROUP_WORDS) - 1).bit_length()
             for i, off in enumerate(reg.word_offsets):
-                hi = min(32 * (i + 1), reg.width)
-                groups.setdefault((off >> 2) >> low_bits, []).append(((off >> 2) & (GROUP_WORDS - 1), reg, sig, i, hi))
-        regions = sorted({g >> (region_lo - low_bits) for g in groups}
+                hi, word = min(32 * (i + 1), reg.width), off >> 2
+                groups.setdefault((bits, word >> bits), []).append((word & ((1 << bits) - 1), reg, sig, i, hi))
+        regions = sorted({group >> (region_lo - bits) for bits, group in groups}
                          | {(reg.offset >> 2) >> region_lo for reg, _ in self._windows})
         for reg, _window in self._windows:
             first, last = reg.offset >> 2, (reg.offset >> 2) + reg.words * reg.depth - 1
@@ -268,16 +282,17 @@ class RegisterBank(wiring.Component):
         # registers: E1 group decode, E2 write / strobe / word, E3 chunk OR
         latches = {}   # register name: the upper words of a wide read-only register, latched
         group_words = []
-        for group, words in sorted(groups.items()):
-            r = group >> (region_lo - low_bits)
+        for (bits, group), words in sorted(groups.items(), key=lambda kv: (kv[0][1] << kv[0][0], kv[0][0])):
+            r = group >> (region_lo - bits)
             addr, r_stb, w_stb, _, g_data = rg[r]
-            inside = addr[low_bits:] == group & ((1 << (region_lo - low_bits)) - 1)
-            g_r, g_w = Signal(name=f"g{group}_r"), Signal(name=f"g{group}_w")
-            g_lo = Signal(low_bits, name=f"g{group}_lo")
+            inside = addr[bits:] == group & ((1 << (region_lo - bits)) - 1)
+            gname = f"g{group}" if bits == low_bits else f"g{group}x{1 << bits}"
+            g_r, g_w = Signal(name=f"{gname}_r"), Signal(name=f"{gname}_w")
+            g_lo = Signal(bits, name=f"{gname}_lo")
             m.d.sync += [g_r.eq(r_stb & inside), g_w.eq(w_stb & inside)]
             with m.If((r_stb | w_stb) & inside):
-                m.d.sync += g_lo.eq(addr[:low_bits])
-            word_q = Signal(32, name=f"g{group}_q")
+                m.d.sync += g_lo.eq(addr[:bits])
+            word_q = Signal(32, name=f"{gname}_q")
             for index, reg, sig, i, hi in words:
                 at = g_lo == index
                 if reg.access == "rw":
@@ -303,7 +318,7 @@ class RegisterBank(wiring.Component):
                     else:
                         value = latched[32 * (i - 1):hi - 32]
                 values.append((index, value))
-            addressed = Signal(32, name=f"g{group}_word")
+            addressed = Signal(32, name=f"{gname}_word")
             with m.Switch(g_lo):
                 for index, value in values:
                     with m.Case(index):
@@ -373,10 +388,10 @@ class RegisterBlock:
     given, the bytes they must stay within. :meth:`add` and :meth:`add_memory` take the
     bank's arguments with ``offset`` relative to ``base``."""
 
-    def __init__(self, bank, base, size=None):
+    def __init__(self, bank, base, size=None, group_words=None):
         if base % 4:
             raise ValueError(f"register block at {base:#x}: not word aligned")
-        self.bank, self.base, self.size = bank, base, size
+        self.bank, self.base, self.size, self.group_words = bank, base, size, group_words
 
     def _check(self, name, offset, span):
         if offset < 0 or (self.size is not None and offset + span > self.size):
@@ -384,14 +399,15 @@ class RegisterBlock:
             raise ValueError(f"register {name}: offset {offset:#x}..{offset + span:#x} is outside its block "
                              f"({extent}at {self.base:#x})")
 
-    def block(self, offset, size=None):
-        """A block within this one, at ``offset`` from its base."""
+    def block(self, offset, size=None, *, group_words=None):
+        """A block within this one, at ``offset`` from its base (``group_words``: as
+        :meth:`RegisterBank.block`; by default this block's)."""
         self._check(f"block at {offset:#x}", offset, size or 0)
-        return RegisterBlock(self.bank, self.base + offset, size)
+        return RegisterBlock(self.bank, self.base + offset, size, group_words or self.group_words)
 
     def add(self, name, width, access, *, offset, **kwargs):
         self._check(name, offset, 4 * ((width + 31) // 32))
-        return self.bank.add(name, width, access, offset=self.base + offset, **kwargs)
+        return self.bank.add(name, width, access, offset=self.base + offset, group_words=self.group_words, **kwargs)
 
     def add_memory(self, name, width, depth, *, offset, **kwargs):
         self._check(name, offset, 4 * ((width + 31) // 32) * depth)

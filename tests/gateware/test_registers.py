@@ -200,6 +200,20 @@ def test_word_read_memory_window(width):
         gc.collect()
 
 
+async def read_burst(ctx, bus, words):
+    """Read ``words`` (word addresses) with a strobe on every cycle; their data in order."""
+    got = []
+    for cycle in range(len(words) + READ_LATENCY):
+        ctx.set(bus.r_stb, cycle < len(words))
+        if cycle < len(words):
+            ctx.set(bus.addr, words[cycle])
+        await ctx.tick()
+        if cycle >= READ_LATENCY:
+            got.append(ctx.get(bus.r_data))
+    ctx.set(bus.r_stb, 0)
+    return got
+
+
 def test_pipelined_bus_serves_a_strobe_every_cycle():
     """Reads and writes on consecutive cycles are served in order: each read's data comes
     READ_LATENCY edges after its strobe's, a write lands WRITE_LATENCY edges after, and a
@@ -234,17 +248,7 @@ def test_pipelined_bus_serves_a_strobe_every_cycle():
     async def bench(ctx):
         expected = {n: rmap[n].reset for n in names} | {f"b.table:{i}": 0xAA00 + i for i in range(4)}
         for _round in range(2):
-            got = []
-            for cycle in range(len(order) + READ_LATENCY):
-                if cycle < len(order):
-                    ctx.set(bank.bus.addr, word(order[cycle]))
-                    ctx.set(bank.bus.r_stb, 1)
-                else:
-                    ctx.set(bank.bus.r_stb, 0)
-                await ctx.tick()
-                if cycle >= READ_LATENCY:
-                    got.append(ctx.get(bank.bus.r_data))
-            ctx.set(bank.bus.r_stb, 0)
+            got = await read_burst(ctx, bank.bus, [word(n) for n in order])
             assert got == [expected[n] for n in order]
             # a burst of writes, one per cycle, then a read WRITE_TO_READ cycles after the last
             for i, name in enumerate(names):
@@ -262,6 +266,55 @@ def test_pipelined_bus_serves_a_strobe_every_cycle():
             await ctx.tick().repeat(READ_LATENCY)
             assert ctx.get(bank.bus.r_data) == expected[names[-1]]
             assert [ctx.get(sig) for sig in regs] == [expected[n] for n in names]
+
+    sim = Simulator(m)
+    sim.add_clock(8e-9)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("group_words", [8, 16])
+def test_block_with_larger_read_groups(group_words):
+    """A block whose registers form larger read groups (as a modifier unit's do), with
+    registers of the default groups in the same aligned range after it and a register
+    before it: bursts of writes and of reads, one strobe per cycle in a random order, read
+    back what was written; addresses with no register read 0."""
+    import random
+
+    from wirespeed.gateware.registers import WRITE_TO_READ
+
+    bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
+    wide = bank.block(0x40, 4 * (group_words // 2 + 1), group_words=group_words)
+    regs = [wide.add(f"m.r{i}", 32, "rw", offset=4 * i, reset=0x1000 + i) for i in range(group_words // 2 + 1)]
+    regs += [bank.add(f"n.r{i}", 32, "rw", offset=0x40 + 4 * (group_words // 2 + 1) + 4 * i, reset=0x2000 + i)
+             for i in range(2)]
+    regs += [bank.add("a.r", 32, "rw", offset=0x3C, reset=0x3000)]
+    with pytest.raises(ValueError, match="group_words"):
+        bank.block(0x1000, group_words=3).add("x.r", 32, "rw", offset=0)
+    rmap = bank.register_map()
+    m = Module()
+    m.submodules.bank = bank
+    names = [r.name for r in rmap]
+    empty = (0x40 >> 2) + group_words - 1           # in the larger group's range, no register
+    rng = random.Random(group_words)
+
+    async def bench(ctx):
+        expected = {n: rmap[n].reset for n in names}
+        for _round in range(3):
+            order = names + [None] * 2
+            rng.shuffle(order)
+            got = await read_burst(ctx, bank.bus, [empty if n is None else rmap[n].offset >> 2 for n in order])
+            assert got == [0 if n is None else expected[n] for n in order]
+            writes = rng.sample(names, len(names))
+            for name in writes:
+                expected[name] = rng.getrandbits(32)
+                ctx.set(bank.bus.addr, rmap[name].offset >> 2)
+                ctx.set(bank.bus.w_data, expected[name])
+                ctx.set(bank.bus.w_stb, 1)
+                await ctx.tick()
+            ctx.set(bank.bus.w_stb, 0)
+            await ctx.tick().repeat(WRITE_TO_READ)
+            assert [ctx.get(sig) for sig in regs] == [expected[r.name] for r in rmap]
 
     sim = Simulator(m)
     sim.add_clock(8e-9)
