@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .regmap import Register, RegisterMap
@@ -150,9 +151,10 @@ class RegisterBank(wiring.Component):
 
     def block(self, base, size=None, *, group_words=None):
         """A :class:`RegisterBlock` at byte address ``base`` (of ``size`` bytes, if given).
-        ``group_words``: the words of each of its registers' read groups (a power of two, 4
-        to 16; default :data:`GROUP_WORDS`), for a block of configuration registers: a
-        larger group has fewer registers of its own in the read path, and a wider multiplexer."""
+        ``group_words``: the words of each of its registers' read groups (4, 8 or 16; default
+        :data:`GROUP_WORDS`), for a block of configuration registers: a larger group has fewer
+        registers of its own in the read path and a wider multiplexer, and if its registers
+        are all ``"rw"`` and one word wide, they are the words of a memory (one write port)."""
         return RegisterBlock(self, base, size, group_words)
 
     def _place(self, reg, span):
@@ -282,6 +284,7 @@ class RegisterBank(wiring.Component):
         # registers: E1 group decode, E2 write / strobe / word, E3 chunk OR
         latches = {}   # register name: the upper words of a wide read-only register, latched
         group_words = []
+        # groups by their first word (the smaller first where two start at the same one)
         for (bits, group), words in sorted(groups.items(), key=lambda kv: (kv[0][1] << kv[0][0], kv[0][0])):
             r = group >> (region_lo - bits)
             addr, r_stb, w_stb, _, g_data = rg[r]
@@ -293,36 +296,13 @@ class RegisterBank(wiring.Component):
             with m.If((r_stb | w_stb) & inside):
                 m.d.sync += g_lo.eq(addr[:bits])
             word_q = Signal(32, name=f"{gname}_q")
-            for index, reg, sig, i, hi in words:
-                at = g_lo == index
-                if reg.access == "rw":
-                    with m.If(g_w & at):
-                        m.d.sync += sig[32 * i:hi].eq(g_data)
-                elif reg.access == "w":
-                    # registered strobe: g_data for the cycle after E2, 0 otherwise
-                    m.d.sync += sig[32 * i:hi].eq(Mux(g_w & at, g_data, 0))
-            values = []
-            for index, reg, sig, i, hi in words:
-                if reg.access == "w":
-                    continue
-                value = sig[32 * i:hi]
-                if reg.access == "r" and reg.words > 1:
-                    # reading word 0 latches the upper words, so a live value is read
-                    # consistently low word first
-                    if reg.name not in latches:
-                        latches[reg.name] = Signal(reg.width - 32, name=f"{sig.name}_hi")
-                    latched = latches[reg.name]
-                    if i == 0:
-                        with m.If(g_r & (g_lo == index)):
-                            m.d.sync += latched.eq(sig[32:])
-                    else:
-                        value = latched[32 * (i - 1):hi - 32]
-                values.append((index, value))
-            addressed = Signal(32, name=f"{gname}_word")
-            with m.Switch(g_lo):
-                for index, value in values:
-                    with m.Case(index):
-                        m.d.comb += addressed.eq(value)
+            if bits > low_bits and all(reg.access == "rw" and reg.words == 1 for _, reg, *_ in words):
+                # a larger group of storage registers is a memory of its words: one write
+                # port, not a write enable per register, which a cycle-based simulator tests
+                # on every clock
+                addressed = _stored_group(m, gname, bits, words, g_w, g_lo, g_data)
+            else:
+                addressed = _flop_group(m, gname, words, g_r, g_w, g_lo, g_data, latches)
             _pulse(m, word_q, g_r, addressed)
             group_words.append(word_q)
         # a chunk's words are 0 but in the cycle after E2 of a read: its load is the OR or 0
@@ -412,6 +392,69 @@ class RegisterBlock:
     def add_memory(self, name, width, depth, *, offset, **kwargs):
         self._check(name, offset, 4 * ((width + 31) // 32) * depth)
         return self.bank.add_memory(name, width, depth, offset=self.base + offset, **kwargs)
+
+
+def _flop_group(m, name, words, g_r, g_w, g_lo, g_data, latches):
+    """The registers ``words`` of a group as flip-flops: each written by the group's writes
+    (``g_w``, ``g_lo``, ``g_data``) at its index; returns the word at ``g_lo`` as the host
+    reads it (0 where there is none). ``latches``: the upper words of wide read-only
+    registers, by name, shared by the groups of a bank."""
+    for index, reg, sig, i, hi in words:
+        at = g_lo == index
+        if reg.access == "rw":
+            with m.If(g_w & at):
+                m.d.sync += sig[32 * i:hi].eq(g_data)
+        elif reg.access == "w":
+            # registered strobe: g_data for the cycle after E2, 0 otherwise
+            m.d.sync += sig[32 * i:hi].eq(Mux(g_w & at, g_data, 0))
+    values = []
+    for index, reg, sig, i, hi in words:
+        if reg.access == "w":
+            continue
+        value = sig[32 * i:hi]
+        if reg.access == "r" and reg.words > 1:
+            # reading word 0 latches the upper words, so a live value is read consistently
+            # low word first
+            if reg.name not in latches:
+                latches[reg.name] = Signal(reg.width - 32, name=f"{sig.name}_hi")
+            latched = latches[reg.name]
+            if i == 0:
+                with m.If(g_r & (g_lo == index)):
+                    m.d.sync += latched.eq(sig[32:])
+            else:
+                value = latched[32 * (i - 1):hi - 32]
+        values.append((index, value))
+    addressed = Signal(32, name=f"{name}_word")
+    with m.Switch(g_lo):
+        for index, value in values:
+            with m.Case(index):
+                m.d.comb += addressed.eq(value)
+    return addressed
+
+
+def _stored_group(m, name, bits, words, g_w, g_lo, g_data):
+    """The registers ``words`` of a group (all ``"rw"``, one word each) as the words of a
+    memory: written by the group's writes (``g_w``, ``g_lo``, ``g_data``), each register its
+    word's low bits; returns the word at ``g_lo`` as the host reads it (0 where there is
+    none). Synthesis keeps it in flip-flops (``ram_style``): a LUT RAM has one read port, the
+    group as many as it has registers."""
+    init = [0] * (1 << bits)
+    for index, reg, *_ in words:
+        init[index] = reg.reset
+    m.submodules[f"{name}_mem"] = mem = Memory(shape=32, depth=1 << bits, init=init, attrs={"ram_style": "logic"})
+    wr = mem.write_port()
+    m.d.comb += [wr.en.eq(g_w), wr.addr.eq(g_lo), wr.data.eq(g_data)]
+    for index, _, sig, _, hi in words:
+        rd = mem.read_port(domain="comb")
+        m.d.comb += [rd.addr.eq(index), sig.eq(rd.data[:hi])]
+    host = mem.read_port(domain="comb")
+    m.d.comb += host.addr.eq(g_lo)
+    addressed = Signal(32, name=f"{name}_word")
+    with m.Switch(g_lo):
+        for index, _, _, _, hi in words:
+            with m.Case(index):
+                m.d.comb += addressed.eq(host.data[:hi])
+    return addressed
 
 
 def _pulse(m, word, hit, value):

@@ -214,6 +214,16 @@ async def read_burst(ctx, bus, words):
     return got
 
 
+async def write_burst(ctx, bus, writes):
+    """Write each (word address, value) of ``writes`` with a strobe on every cycle."""
+    for word, value in writes:
+        ctx.set(bus.addr, word)
+        ctx.set(bus.w_data, value)
+        ctx.set(bus.w_stb, 1)
+        await ctx.tick()
+    ctx.set(bus.w_stb, 0)
+
+
 def test_pipelined_bus_serves_a_strobe_every_cycle():
     """Reads and writes on consecutive cycles are served in order: each read's data comes
     READ_LATENCY edges after its strobe's, a write lands WRITE_LATENCY edges after, and a
@@ -251,13 +261,8 @@ def test_pipelined_bus_serves_a_strobe_every_cycle():
             got = await read_burst(ctx, bank.bus, [word(n) for n in order])
             assert got == [expected[n] for n in order]
             # a burst of writes, one per cycle, then a read WRITE_TO_READ cycles after the last
-            for i, name in enumerate(names):
-                ctx.set(bank.bus.addr, word(name))
-                ctx.set(bank.bus.w_data, 0xB0B0_0000 + 17 * i)
-                ctx.set(bank.bus.w_stb, 1)
-                expected[name] = 0xB0B0_0000 + 17 * i
-                await ctx.tick()
-            ctx.set(bank.bus.w_stb, 0)
+            expected |= {name: 0xB0B0_0000 + 17 * i for i, name in enumerate(names)}
+            await write_burst(ctx, bank.bus, [(word(name), expected[name]) for name in names])
             await ctx.tick().repeat(WRITE_TO_READ - 1)
             ctx.set(bank.bus.addr, word(names[-1]))
             ctx.set(bank.bus.r_stb, 1)
@@ -275,17 +280,19 @@ def test_pipelined_bus_serves_a_strobe_every_cycle():
 
 @pytest.mark.parametrize("group_words", [8, 16])
 def test_block_with_larger_read_groups(group_words):
-    """A block whose registers form larger read groups (as a modifier unit's do), with
-    registers of the default groups in the same aligned range after it and a register
-    before it: bursts of writes and of reads, one strobe per cycle in a random order, read
-    back what was written; addresses with no register read 0."""
+    """A block whose registers form larger read groups, held in a memory (as a modifier
+    unit's are), some narrower than a word, with registers of the default groups in the
+    same aligned range after it and a register before it: bursts of writes and of reads,
+    one strobe per cycle in a random order, read back what was written (a narrow register
+    its low bits); addresses with no register read 0."""
     import random
 
     from wirespeed.gateware.registers import WRITE_TO_READ
 
     bank = RegisterBank(name="t", version="0", clk_hz=1, n_ports=1)
     wide = bank.block(0x40, 4 * (group_words // 2 + 1), group_words=group_words)
-    regs = [wide.add(f"m.r{i}", 32, "rw", offset=4 * i, reset=0x1000 + i) for i in range(group_words // 2 + 1)]
+    widths = [7, 32, 2] + [32] * (group_words // 2 - 2)        # narrow ones keep their low bits
+    regs = [wide.add(f"m.r{i}", w, "rw", offset=4 * i, reset=i + 1) for i, w in enumerate(widths)]
     regs += [bank.add(f"n.r{i}", 32, "rw", offset=0x40 + 4 * (group_words // 2 + 1) + 4 * i, reset=0x2000 + i)
              for i in range(2)]
     regs += [bank.add("a.r", 32, "rw", offset=0x3C, reset=0x3000)]
@@ -305,14 +312,9 @@ def test_block_with_larger_read_groups(group_words):
             rng.shuffle(order)
             got = await read_burst(ctx, bank.bus, [empty if n is None else rmap[n].offset >> 2 for n in order])
             assert got == [0 if n is None else expected[n] for n in order]
-            writes = rng.sample(names, len(names))
-            for name in writes:
-                expected[name] = rng.getrandbits(32)
-                ctx.set(bank.bus.addr, rmap[name].offset >> 2)
-                ctx.set(bank.bus.w_data, expected[name])
-                ctx.set(bank.bus.w_stb, 1)
-                await ctx.tick()
-            ctx.set(bank.bus.w_stb, 0)
+            writes = [(name, rng.getrandbits(32)) for name in rng.sample(names, len(names))]
+            expected |= {name: value & ((1 << rmap[name].width) - 1) for name, value in writes}
+            await write_burst(ctx, bank.bus, [(rmap[name].offset >> 2, value) for name, value in writes])
             await ctx.tick().repeat(WRITE_TO_READ)
             assert [ctx.get(sig) for sig in regs] == [expected[r.name] for r in rmap]
 
