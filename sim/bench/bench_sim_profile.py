@@ -106,32 +106,36 @@ def most_read(text: str, depth: int, per_port: bool) -> str | None:
     return blocks.most_common(1)[0][0] if blocks else None
 
 
+def statements(lines: list[str]):
+    """The line numbers (from 1) of each statement of Verilator's C++ ``lines``: up to a line
+    that ends one (``;``, ``{`` or ``}``)."""
+    statement: list[int] = []
+    for n, line in enumerate(lines, 1):
+        statement.append(n)
+        if line.strip().endswith((";", "{", "}")):
+            yield statement
+            statement = []
+
+
 def line_owners(obj_dir: Path, depth: int, per_port: bool) -> dict[tuple[str, int], str]:
     """(file, line) of the model's C++ -> the block whose signal that statement assigns; a
     statement that assigns a Verilator temporary -> the block it reads most."""
     owners: dict[tuple[str, int], str] = {}
     for f in sorted(obj_dir.glob("V*.cpp")):
         pending: list[int] = []
-        statement: list[int] = []
-        target: str | None = None
         lines = f.read_text().splitlines()
-        for n, line in enumerate(lines, 1):
-            text = line.strip()
-            if not statement:
-                m = ASSIGN.match(line)
-                target = block_of(signal_name(m.group(1)), depth, per_port) if m else None
-                temporary = target is None and TEMPORARY.match(line) is not None
-            statement.append(n)
-            if text.endswith((";", "{", "}")):
-                if temporary:
-                    target = most_read(" ".join(lines[k - 1] for k in statement), depth, per_port)
-                if target is None:
-                    pending += statement
-                else:
-                    for k in pending + statement:
-                        owners[(f.name, k)] = target
-                    pending = []
-                statement = []
+        for statement in statements(lines):
+            first = lines[statement[0] - 1]
+            m = ASSIGN.match(first)
+            target = block_of(signal_name(m.group(1)), depth, per_port) if m else None
+            if target is None and TEMPORARY.match(first) is not None:
+                target = most_read(" ".join(lines[k - 1] for k in statement), depth, per_port)
+            if target is None:
+                pending += statement
+            else:
+                for k in pending + statement:
+                    owners[(f.name, k)] = target
+                pending = []
         for k in pending:
             owners[(f.name, k)] = "(temporaries at function end)"
     return owners
