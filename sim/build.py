@@ -43,6 +43,7 @@ from . import pgo
 from .cache_entry import BINARY_NAME, MANIFEST_NAME, check_entry, write_manifest
 from .dut_params import cpp_header
 from .objcache import SharedObjects
+from .partition import PART_B_SUFFIX, Parts
 from .toolchain import VERILATED_MK_FIXES, cache_dir, verilator_bin_dir, verilator_env
 
 __all__ = [
@@ -69,6 +70,8 @@ __all__ = [
 HARNESS_DIR = Path(__file__).resolve().parent / "harness"
 #: how the Verilog is made from the gateware: part of every cache key
 NETLIST_PY = Path(__file__).resolve().parent / "netlist.py"
+#: how the tester's netlist is cut in two: part of every cache key
+PARTITION_PY = Path(__file__).resolve().parent / "partition.py"
 TOP_MODULE = "wirespeed_sim_top"
 LOG_NAME = "build.log"
 #: seconds between "still building" progress lines
@@ -143,7 +146,7 @@ def _hash_common(h) -> None:
     h.update(repr((VERILATOR_FLAGS, MAKE_FLAGS, CXX_FLAGS, TOP_MODULE, pgo.SETTINGS)).encode())
     _hash_versions(h)
     _hash_files(h, HARNESS_DIR, harness_sources())
-    _hash_files(h, NETLIST_PY.parent, [NETLIST_PY])
+    _hash_files(h, NETLIST_PY.parent, [NETLIST_PY, PARTITION_PY])
     h.update(b"generated\0" + DUT_PARAM_HEADER.encode() + b"\0" + cpp_header().encode())
 
 
@@ -239,16 +242,19 @@ def write_generated_headers(folder: Path) -> Path:
     return folder
 
 
-def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
+def build_harness(verilog: Sequence[Path] | Parts, out_dir: Path, quiet: bool = True, *,
                   top: str = TOP_MODULE, cpp: Sequence[Path] | None = None, stages: _Stages | None = None,
                   cflags: str = "", train: Sequence[str] | None = None) -> Path:
     """Verilate ``verilog`` (top ``wirespeed_sim_top``) with the harness into ``out_dir``.
 
-    ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness) build another top with its
-    own C++ driver (e.g. the UART management bridge test, tests/sim/). ``cflags``: more
-    compiler flags (``-g`` for a profile; not part of any cache key). ``train``: the
-    harness's arguments for a training run (:func:`.pgo.training_run`): the model is then
-    compiled with the profile that run writes (:mod:`.pgo`).
+    ``verilog``: the Verilog files, or the tester in two parts (:mod:`.partition`): part B
+    is then Verilated as a library of its own (``obj_dir/b``), which the harness includes
+    and links (``WS_PART_B``). ``top`` and ``cpp`` (default: every ``*.cpp`` of the harness)
+    build another top with its own C++ driver (e.g. the UART management bridge test,
+    tests/sim/). ``cflags``: more compiler flags (``-g`` for a profile; not part of any
+    cache key). ``train``: the harness's arguments for a training run
+    (:func:`.pgo.training_run`): the model is then compiled with the profile that run writes
+    (:mod:`.pgo`).
 
     Returns the path of the executable (``out_dir/wirespeed-sim``); leaves the object files
     in ``out_dir/obj_dir`` and the compiler output in ``out_dir/build.log``. Raises
@@ -263,17 +269,32 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
         cpp = [p for p in harness_sources() if p.suffix == ".cpp"]
     cpp = [str(Path(p).resolve()) for p in cpp]
     generated = write_generated_headers(out_dir / "generated")
+    parts = verilog if isinstance(verilog, Parts) else None
+    includes = f"-I{HARNESS_DIR} -I{generated}"
+    prefix = f"V{top}"
+    # part B: a library (no --exe) in its own folder, built before part A's binary links it
+    b_prefix, b_dir = f"V{top}{PART_B_SUFFIX}", obj_dir / "b"
+    b_cmd: list[str] = []
+    b_make: list[str] = []
+    if parts is not None:
+        b_cmd = [str(verilator_bin_dir() / "verilator"), *(flag for flag in VERILATOR_FLAGS if flag != "--exe"),
+                 "--top-module", f"{top}{PART_B_SUFFIX}", "--prefix", b_prefix, "--Mdir", str(b_dir),
+                 "-CFLAGS", f"{CXX_FLAGS} {cflags}".rstrip(), *[str(Path(v).resolve()) for v in parts.b]]
+        b_make = ["make", "-C", str(b_dir), "-f", f"{b_prefix}.mk", "-j", str(MAKE_JOBS), *MAKE_FLAGS.split(),
+                  f"{b_prefix}__ALL.a"]
+        b_dir.mkdir(parents=True, exist_ok=True)
+        includes += f" -I{b_dir} -I{parts.header.parent.resolve()} -DWS_PART_B"
     cmd = [
         str(verilator_bin_dir() / "verilator"),
         *VERILATOR_FLAGS,
         "--top-module", top,
         "--Mdir", str(obj_dir),
         "-o", BINARY_NAME,
-        "-CFLAGS", f"-I{HARNESS_DIR} -I{generated} {CXX_FLAGS} {gateware_defines()} {cflags}".rstrip(),
-        *[str(Path(v).resolve()) for v in verilog],
+        "-CFLAGS", f"{includes} {CXX_FLAGS} {gateware_defines()} {cflags}".rstrip(),
+        *(["-LDFLAGS", str(b_dir / f"{b_prefix}__ALL.a")] if parts else []),
+        *[str(Path(v).resolve()) for v in (parts.a if parts else verilog)],
         *cpp,
     ]
-    prefix = f"V{top}"
     make = ["make", "-C", str(obj_dir), "-f", f"{prefix}.mk", "-j", str(MAKE_JOBS), *MAKE_FLAGS.split()]
     compiled = 0
     compile_pass = "" if train is None else ", instrumented for the profile"
@@ -299,17 +320,26 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                         stages.set(stage)
             return proc.wait()
 
+        def make_b(phase: str | None) -> int:
+            if parts is None:
+                return 0
+            return run(b_make if phase is None else [*b_make, *pgo.make_vars(b_prefix, out_dir, phase)], "make")
+
         if stages is not None:
             stages.set("Verilator: translating the Verilog to C++")
-        rc = run(cmd, "Verilator")
+        rc = run(b_cmd, "Verilator") if parts is not None else 0
+        if rc == 0:
+            rc = run(cmd, "Verilator")
         if rc == 0:
             shared = SharedObjects(obj_dir, prefix, make, env, out_dir, cpp, [HARNESS_DIR, generated],
                                    cache_root() / "objects")
             seeded = shared.seed()
             if seeded:
                 logf.write(f"# shared objects from {shared.store}: {' '.join(seeded)}\n")
+            rc = make_b(None if train is None else "generate")
             first = make if train is None else [*make, *pgo.make_vars(prefix, out_dir, "generate")]
-            rc = run(first, "make")
+            if rc == 0:
+                rc = run(first, "make")
             if rc != 0 and seeded:
                 # A damaged kept object fails the link: once more with everything compiled here.
                 logf.write("# the build failed with shared objects: compiling them here\n")
@@ -323,9 +353,13 @@ def build_harness(verilog: Sequence[Path], out_dir: Path, quiet: bool = True, *,
                 rc = pgo.train(obj_dir / BINARY_NAME, train, logf)
                 if rc == 0:
                     pgo.forget_instrumented(obj_dir, prefix, BINARY_NAME)
+                    if parts is not None:
+                        pgo.forget_instrumented(b_dir, b_prefix, BINARY_NAME)
                     compiled = 0
                     compile_pass = ", with the profile"
-                    rc = run([*make, *pgo.make_vars(prefix, out_dir, "use")], "make")
+                    rc = make_b("use")
+                    if rc == 0:
+                        rc = run([*make, *pgo.make_vars(prefix, out_dir, "use")], "make")
                 shutil.rmtree(out_dir / pgo.PROFILE_DIR, ignore_errors=True)
     binary = obj_dir / BINARY_NAME
     if rc != 0 or not binary.is_file():
@@ -347,7 +381,7 @@ def _note(progress: Progress | None, text: str) -> None:
 
 def ensure_binary(
     key: str,
-    write_sources: Callable[[Path], Sequence[Path]],
+    write_sources: Callable[[Path], Sequence[Path] | Parts],
     rebuild: bool = False,
     quiet: bool = True,
     *,
@@ -359,7 +393,8 @@ def ensure_binary(
     """Return the cached binary for ``key``, building it if needed (or if the entry is
     broken: :func:`check_entry`, one line saying so).
 
-    ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths;
+    ``write_sources(folder)`` writes the Verilog into ``folder`` and returns the file paths
+    (or the :class:`~.partition.Parts` of a tester in two parts);
     it is only called when a build is needed. ``top`` and ``cpp``: see :func:`build_harness`
     (the key must cover them, and ``train``'s). ``progress``: see the module doc.
     """
@@ -382,7 +417,8 @@ def ensure_binary(
             with _Stages(progress) as stages:
                 stages.set(f"building the simulation {key[:12]} (Verilator, a few minutes; cached in {root})")
                 stages.set("generating Verilog from the gateware")
-                sources = [Path(p) for p in write_sources(tmp / "verilog")]
+                written = write_sources(tmp / "verilog")
+                sources = written if isinstance(written, Parts) else [Path(p) for p in written]
                 if not sources:
                     raise RuntimeError("no Verilog sources were written")
                 build_harness(sources, tmp, quiet=quiet, top=top, cpp=cpp, stages=stages, train=train)
@@ -416,11 +452,11 @@ def ensure_harness(rebuild: bool = False, quiet: bool = True, *, config=None, pr
     if config != SIM:
         key = hashlib.sha256(f"{key}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
 
-    def write_sources(outdir: Path) -> list[Path]:
-        from .verilog_cache import write_tester_verilog
+    def write_sources(outdir: Path) -> Parts:
+        from .verilog_cache import write_tester_parts
 
         _write_map(Path(outdir).parent, config)
-        return write_tester_verilog(outdir, TOP_MODULE, config)
+        return write_tester_parts(outdir, config)
 
     return _published(ensure_binary(key, write_sources, rebuild=rebuild, quiet=quiet, progress=progress,
                                     train=pgo.training_run()))

@@ -20,6 +20,7 @@ the same tester and DUT models, but the registers are reached only through the g
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -32,7 +33,7 @@ from typing import IO, Any
 from .build import ensure_harness
 from .dut import DutSpec
 
-__all__ = ["SimProcess", "UartFaults", "parse_exit_stats", "parse_fault_rates"]
+__all__ = ["SimProcess", "THREADS_ENV", "UartFaults", "default_threads", "parse_exit_stats", "parse_fault_rates"]
 
 READY_RE = re.compile(r"^WIRESPEED-SIM READY udp=(\d+)$", re.M)
 READY_UART_RE = re.compile(r"^WIRESPEED-SIM READY uart=(\d+) control_udp=(\d+)$", re.M)
@@ -119,7 +120,8 @@ def parse_exit_stats(stderr: str) -> dict[str, Any]:
     """Parse the harness's ``WIRESPEED-SIM`` statistics lines.
 
     Returns ``{"reason", "cycles", "wall_s", "cycles_per_s", "dut_a": {...}, "dut_b": {...},
-    "etherbone": {...}}``; keys are missing for lines that were not printed. The UART flavour
+    "etherbone": {...}, "model": {"parts", "threads"}}``; keys are missing for lines that
+    were not printed. The UART flavour
     adds ``"faults_to_design"``, ``"faults_to_host"``, ``"link"``, ``"mgmt"`` (the gateware
     bridge's counters) and ``"control"`` (the DUT control port's Etherbone counters).
     """
@@ -139,14 +141,35 @@ def parse_exit_stats(stderr: str) -> dict[str, Any]:
             stats[f"dut_{words[2]}"] = values
         elif kind == "FAULTS" and len(words) > 2:
             stats[f"faults_{words[2]}"] = values
+        elif kind == "MODEL":
+            stats["model"] = values
         elif kind in ("LINK", "MGMT", "CONTROL"):
             stats[kind.lower()] = values
     return stats
 
 
+#: the environment variable that sets how many threads the simulation runs on (1 or 2)
+THREADS_ENV = "WIRESPEED_SIM_THREADS"
+
+
+def default_threads() -> int:
+    """Threads for the simulated tester, which is built in two parts (:mod:`.partition`):
+    ``$WIRESPEED_SIM_THREADS`` if set, else 2 where this process may use two cores or more.
+    Each thread spins while it waits for the other, so runs that share the cores (a test
+    suite's workers) should set 1."""
+    text = os.environ.get(THREADS_ENV)
+    if text is None:
+        return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
+    if text.strip() not in ("1", "2"):
+        raise ValueError(f"{THREADS_ENV} must be 1 or 2, got {text!r}")
+    return int(text)
+
+
 class SimProcess:
     """The simulated tester with its DUT models, serving Etherbone on ``host``:``port``.
 
+    ``threads``: 1 or 2 (default :func:`default_threads`; given to the default flavour's
+    harness, and to ``binary`` only when given).
     ``binary`` overrides the executable (default: :func:`ensure_harness`); ``extra_args``
     are appended to the harness command line (e.g. ``["--max-cycles", "1000000"]``);
     ``progress`` hears the stages of a build of the simulation, when one is needed
@@ -177,7 +200,10 @@ class SimProcess:
         faults: UartFaults | str | None = None,
         tcp_port: int = 0,
         progress=None,
+        threads: int | None = None,
     ):
+        if threads is not None and threads not in (1, 2):
+            raise ValueError(f"threads must be 1 or 2, got {threads!r}")
         if not 0 <= int(udp_port) <= 65535:
             raise ValueError(f"udp_port must be 0..65535, got {udp_port}")
         if management not in MANAGEMENT:
@@ -200,6 +226,7 @@ class SimProcess:
         self.udp_port = int(udp_port)
         self.binary = Path(binary) if binary is not None else None
         self.extra_args = list(extra_args or [])
+        self.threads = threads
         self.ready_timeout = ready_timeout
         self.port: int | None = None
         self.stats: dict[str, Any] = {}
@@ -226,14 +253,16 @@ class SimProcess:
     def command(self) -> list[str]:
         if self.management == "uart":
             return self._uart_command()
+        threads = self.threads
         if self.binary is not None:
             binary = self.binary
         elif hasattr(self.dut, "binary"):          # a DUT built into the simulation (--dut-rtl)
             binary = self.dut.binary(progress=self.progress)
         else:
             binary = ensure_harness(progress=self.progress)
+            threads = default_threads() if threads is None else threads
         return [str(binary), "--udp-port", str(self.udp_port), *self.dut.harness_args(),
-                *self.extra_args]
+                *([] if threads is None else ["--threads", str(threads)]), *self.extra_args]
 
     def _uart_command(self) -> list[str]:
         if self.binary is not None:

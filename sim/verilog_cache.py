@@ -27,8 +27,9 @@ import tempfile
 from pathlib import Path
 
 from .build import TOP_MODULE, cache_root, harness_key, hash_gateware
+from .partition import Parts
 
-__all__ = ["amaranth_tester_verilog", "tester_rtlil_text", "write_tester_verilog"]
+__all__ = ["amaranth_tester_verilog", "tester_rtlil_text", "write_tester_parts", "write_tester_verilog"]
 
 def _locked_entry(entry: Path, make) -> None:
     """Make ``entry`` (a file or folder) with ``make(tmp)`` unless it exists: in a temporary
@@ -82,6 +83,26 @@ def _generate(outdir: Path, name: str, config, rtlil_text: str | None = None) ->
     return write_sim_verilog(outdir, name=name, config=config, rtlil_text=rtlil_text)
 
 
+def _netlist_entry(config, key: str, root: Path, rtlil=None) -> Path:
+    """The folder of :func:`~.netlist.write_sim_verilog`'s files for ``config`` (as module
+    ``wirespeed_sim_top``): the entry ``key`` under ``root``, made first if missing
+    (``rtlil()``, if given, returns the tester's RTLIL for it)."""
+    from wirespeed.gateware.build import SIM_TOP
+
+    entry = Path(root) / key
+
+    def make(tmp: Path) -> Path:
+        folder = tmp / "v"
+        _generate(folder, SIM_TOP, config, None if rtlil is None else rtlil())
+        for f in folder.iterdir():
+            f.chmod(0o644)
+        folder.chmod(0o755)
+        return folder
+
+    _locked_entry(entry, make)
+    return entry
+
+
 def tester_verilog(outdir, name: str, config, key: str, root: Path, rtlil=None) -> list[Path]:
     """The files of :func:`~.netlist.write_sim_verilog` for ``config`` as module ``name``,
     written into ``outdir`` from the entry ``key`` under ``root`` (made first if missing;
@@ -89,16 +110,7 @@ def tester_verilog(outdir, name: str, config, key: str, root: Path, rtlil=None) 
     from wirespeed.gateware.build import SIM_TOP
 
     outdir = Path(outdir)
-    entry = Path(root) / key
-
-    def make(tmp: Path) -> Path:
-        folder = tmp / "v"
-        for f in _generate(folder, SIM_TOP, config, None if rtlil is None else rtlil()):
-            f.chmod(0o644)
-        folder.chmod(0o755)
-        return folder
-
-    _locked_entry(entry, make)
+    entry = _netlist_entry(config, key, root, rtlil)
     outdir.mkdir(parents=True, exist_ok=True)
     files = []
     for f in sorted(entry.glob("*.v")):
@@ -118,6 +130,10 @@ def tester_verilog(outdir, name: str, config, key: str, root: Path, rtlil=None) 
     return [top, *(f for f in files if f != top)]
 
 
+def _netlist_key(config) -> str:
+    return hashlib.sha256(f"verilog\0{harness_key()}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
+
+
 def write_tester_verilog(outdir: Path, name: str, config=None) -> list[Path]:
     """The simulated tester built with ``config`` (default the full simulated tester) as
     Verilog module ``name`` and the LiteEth MAC in ``outdir``, from the netlist cache
@@ -125,9 +141,29 @@ def write_tester_verilog(outdir: Path, name: str, config=None) -> list[Path]:
     from wirespeed.gateware.config import SIM
 
     config = SIM if config is None else config
-    key = hashlib.sha256(f"verilog\0{harness_key()}\0config\0{config.word():#010x}".encode()).hexdigest()[:32]
-    return tester_verilog(outdir, name, config, key, cache_root() / "verilog",
+    return tester_verilog(outdir, name, config, _netlist_key(config), cache_root() / "verilog",
                           rtlil=lambda: tester_rtlil_text(config, TOP_MODULE))
+
+
+def write_tester_parts(outdir: Path, config=None) -> Parts:
+    """The simulated tester built with ``config`` in two parts (:mod:`.partition`: module
+    ``wirespeed_sim_top`` and its part B) in ``outdir``, cut from the netlist cache's entry,
+    and that netlist whole (``wirespeed_sim_top.v``, which no build compiles)."""
+    from wirespeed.gateware.build import SIM_TOP
+    from wirespeed.gateware.config import SIM
+
+    from .partition import write_parts
+
+    config = SIM if config is None else config
+    entry = _netlist_entry(config, _netlist_key(config), cache_root() / "verilog",
+                           rtlil=lambda: tester_rtlil_text(config, TOP_MODULE))
+    macs = [f for f in entry.glob("*.v") if f.stem != SIM_TOP]
+    if len(macs) != 1 or not (entry / f"{SIM_TOP}.json").is_file():
+        raise RuntimeError(f"netlist cache entry {entry} is incomplete: remove it to rebuild it")
+    parts = write_parts(entry / f"{SIM_TOP}.json", macs[0], SIM_TOP, outdir)
+    # the netlist the parts are cut from, beside them (what the netlist's tests read)
+    shutil.copyfile(entry / f"{SIM_TOP}.v", Path(outdir) / f"{SIM_TOP}.v")
+    return parts
 
 
 def tester_rtlil_text(config=None, name: str = TOP_MODULE) -> str:

@@ -7,6 +7,7 @@ Every test directory can import the helpers of tests/ (records.py, sim_cli.py). 
 """
 
 import fcntl
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,12 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+# The simulated tester runs on two threads where two cores are free, each spinning while it
+# waits for the other (wirespeed.sim.launcher); the suite's workers share the cores, so there
+# each simulation runs on one unless a test asks for two.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("WIRESPEED_SIM_THREADS", "1")
 
 
 # The fast loop runs the first case of each parametrized test of these folders (a frame size,

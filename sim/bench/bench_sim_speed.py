@@ -1,13 +1,15 @@
-"""Benchmark: simulated clock cycles per wall second of the Verilated tester, in three builds
+"""Benchmark: simulated clock cycles per wall second of the Verilated tester, in several builds
 side by side: from Amaranth's own Verilog (one module per component, what the cocotb benches
-use), from the flattened, optimised netlist (``wirespeed.sim.netlist``) compiled without a
-profile, and the simulation as it is built (that netlist compiled with the profile of a
-training run, ``wirespeed.sim.pgo``).
+use, ``amaranth``), from the flattened, optimised netlist (``wirespeed.sim.netlist``)
+compiled without a profile (``netlist``) and with the profile of a training run
+(``wirespeed.sim.pgo``, ``whole``), and the simulation as it is built: that netlist cut in two
+parts (``wirespeed.sim.partition``), compiled with the profile, on one thread (``1 thread``)
+and on two (``as built``, what a run on two free cores gets).
 
     python sim/bench/bench_sim_speed.py [--rounds 3] [--trial-ms 5] [--baseline REV]
 
-The binaries come from this tree and are cached like any build (the first run builds the two
-others once; their build times are printed). ``--baseline REV`` adds a fourth: the simulation
+The binaries come from this tree and are cached like any build (the first run builds the
+others once; their build times are printed). ``--baseline REV`` adds one more: the simulation
 exactly as git revision ``REV`` of this repository built it (its gateware, harness and build
 flags: the sources are exported to a temporary folder and built by that revision's own
 ``ensure_harness``, cached under its own key). Each round measures, for each build in turn:
@@ -42,7 +44,7 @@ from wirespeed.gateware.top import build_register_map
 from wirespeed.host.device import Device
 from wirespeed.sim.build import MANIFEST_NAME, ensure_binary, ensure_harness, harness_key
 from wirespeed.sim.dut import parse_dut
-from wirespeed.sim.launcher import SimProcess
+from wirespeed.sim.launcher import SimProcess, default_threads
 from wirespeed.traffic import Flow, flow_stream
 from wirespeed.transport import EtherboneTransport
 
@@ -105,12 +107,26 @@ def flows_of(size: int) -> list[Flow]:
     return [Flow(tx_port=tx, rx_port=1 - tx, spec=flow_stream(tx, 1 - tx, size)) for tx in (0, 1)]
 
 
-def measure(binary: Path, trial_ns: int, control: list[tuple[float, float]]) -> tuple[dict[str, float], list]:
+def trained_whole_form() -> Path:
+    """The tester built from the netlist whole, with the profile (cached under a key of its own)."""
+    from wirespeed.gateware.config import SIM
+    from wirespeed.sim import pgo
+    from wirespeed.sim.build import TOP_MODULE
+    from wirespeed.sim.verilog_cache import write_tester_verilog
+
+    key = hashlib.sha256(f"{harness_key()}\0form\0whole".encode()).hexdigest()[:32]
+    return ensure_binary(key, lambda outdir: list(write_tester_verilog(outdir, TOP_MODULE, SIM)),
+                         train=pgo.training_run())
+
+
+def measure(binary: Path, threads: int | None, trial_ns: int,
+            control: list[tuple[float, float]]) -> tuple[dict[str, float], list]:
     """Cycles per wall second idle and per trial, and each trial's received frames; appends
-    the control path's (simulated cycles, wall seconds) to ``control``."""
+    the control path's (simulated cycles, wall seconds) to ``control``. ``threads``: the
+    harness's ``--threads`` (None: not given)."""
     speeds, frames = {}, []
     with contextlib.ExitStack() as stack:
-        sim = stack.enter_context(SimProcess(parse_dut("loopback:delay=40ns"), binary=binary))
+        sim = stack.enter_context(SimProcess(parse_dut("loopback:delay=40ns"), binary=binary, threads=threads))
         transport = stack.enter_context(contextlib.closing(EtherboneTransport(sim.host, sim.port)))
         dev = Device(transport, build_register_map())
         dev.connect()
@@ -139,10 +155,15 @@ def main() -> None:
     args = ap.parse_args()
     trial_ns = int(args.trial_ms * 1e6)
 
-    forms = {"amaranth": amaranth_form(), "netlist": untrained_form(), "trained": ensure_harness()}
+    built = ensure_harness()
+    # name: (binary, --threads)
+    forms: dict[str, tuple[Path, int | None]] = {
+        "amaranth": (amaranth_form(), None), "netlist": (untrained_form(), None),
+        "whole": (trained_whole_form(), None), "1 thread": (built, 1), "as built": (built, default_threads())}
     if args.baseline:
-        forms[args.baseline[:9]] = revision_form(args.baseline)
-    for name, binary in forms.items():
+        forms[args.baseline[:9]] = (revision_form(args.baseline), None)
+    print(f"as built: {forms['as built'][1]} threads")
+    for name, (binary, _) in forms.items():
         seconds = build_seconds(binary)
         print(f"{name:9} {binary}  (built in {seconds:.0f} s)" if seconds else f"{name:9} {binary}")
 
@@ -150,8 +171,8 @@ def main() -> None:
     control: dict[str, list[tuple[float, float]]] = {name: [] for name in forms}
     seen: dict[str, list] = {}
     for _ in range(args.rounds):
-        for name, binary in forms.items():
-            speeds, frames = measure(binary, trial_ns, control[name])
+        for name, (binary, threads) in forms.items():
+            speeds, frames = measure(binary, threads, trial_ns, control[name])
             runs[name].append(speeds)
             if seen.setdefault(name, frames) != frames:
                 raise SystemExit(f"{name}: a round received other frames than the first: {frames}")
@@ -171,15 +192,16 @@ def main() -> None:
                   + "  (speed-up over amaranth)")
     if args.baseline:
         base = args.baseline[:9]
-        print(f"{'trained':9}" + "".join(f"{med['trained'][c] / med[base][c]:9.2f}x" for c in columns)
-              + f"  (speed-up over {args.baseline})")
+        for name in ("whole", "1 thread", "as built"):
+            print(f"{name:9}" + "".join(f"{med[name][c] / med[base][c]:9.2f}x" for c in columns)
+                  + f"  (speed-up over {args.baseline})")
     print(f"a trial's control path (a {CONTROL_TRIAL_NS // 1000} us trial: program, clear, start, wait, "
           "counters, histograms), median:")
     for name in forms:
         cycles = statistics.median(c for c, _ in control[name])
         wall = statistics.median(w for _, w in control[name])
         print(f"{name:9}{cycles:10,.0f} simulated cycles {wall:6.2f} s")
-    print("frames received per trial (size, (port, frames), lost):", seen["trained"])
+    print("frames received per trial (size, (port, frames), lost):", seen["as built"])
 
 
 if __name__ == "__main__":

@@ -24,12 +24,13 @@
 namespace ws {
 
 // The models see the TX outputs registered at the previous edge and produce the RX inputs
-// sampled at the next one. Top is a Verilated top with the p0_/p1_ GMII ports.
+// sampled at the next one. T0 is a Verilated top with the p0_ GMII ports, T1 one with the
+// p1_ ports (the same top, or the two parts of a tester in two).
 // `wire`, if given, records the four wires in cycle `cycle` (pcap_wire.h).
-template <typename Top>
-inline void step_duts(Top& t, DutModel& a, DutModel& b, PcapWire* wire = nullptr, uint64_t cycle = 0) {
-    const GmiiSym ta{t.p0_gmii_tx_en, t.p0_gmii_tx_er, t.p0_gmii_txd};
-    const GmiiSym tb{t.p1_gmii_tx_en, t.p1_gmii_tx_er, t.p1_gmii_txd};
+template <typename T0, typename T1>
+inline void step_duts(T0& t0, T1& t1, DutModel& a, DutModel& b, PcapWire* wire = nullptr, uint64_t cycle = 0) {
+    const GmiiSym ta{t0.p0_gmii_tx_en, t0.p0_gmii_tx_er, t0.p0_gmii_txd};
+    const GmiiSym tb{t1.p1_gmii_tx_en, t1.p1_gmii_tx_er, t1.p1_gmii_txd};
     GmiiSym ra = a.step(ta);
     GmiiSym rb = b.step(tb);
     if (wire) {
@@ -38,23 +39,23 @@ inline void step_duts(Top& t, DutModel& a, DutModel& b, PcapWire* wire = nullptr
         wire->observe(2, cycle, tb);
         wire->observe(3, cycle, rb);
     }
-    t.p1_gmii_rx_dv = ra.en;
-    t.p1_gmii_rx_er = ra.er;
-    t.p1_gmii_rxd = ra.d;
-    t.p0_gmii_rx_dv = rb.en;
-    t.p0_gmii_rx_er = rb.er;
-    t.p0_gmii_rxd = rb.d;
+    t1.p1_gmii_rx_dv = ra.en;
+    t1.p1_gmii_rx_er = ra.er;
+    t1.p1_gmii_rxd = ra.d;
+    t0.p0_gmii_rx_dv = rb.en;
+    t0.p0_gmii_rx_er = rb.er;
+    t0.p0_gmii_rxd = rb.d;
 }
 
-// Idle GMII receive inputs, before the first evaluation.
-template <typename Top>
-inline void idle_rx(Top& t) {
-    t.p0_gmii_rx_dv = 0;
-    t.p0_gmii_rx_er = 0;
-    t.p0_gmii_rxd = 0;
-    t.p1_gmii_rx_dv = 0;
-    t.p1_gmii_rx_er = 0;
-    t.p1_gmii_rxd = 0;
+// Idle GMII receive inputs, before the first evaluation (T0, T1: as step_duts).
+template <typename T0, typename T1>
+inline void idle_rx(T0& t0, T1& t1) {
+    t0.p0_gmii_rx_dv = 0;
+    t0.p0_gmii_rx_er = 0;
+    t0.p0_gmii_rxd = 0;
+    t1.p1_gmii_rx_dv = 0;
+    t1.p1_gmii_rx_er = 0;
+    t1.p1_gmii_rxd = 0;
 }
 
 class DutWindow {

@@ -2,7 +2,9 @@
 // its CSR bus served over Etherbone/UDP on 127.0.0.1.
 //
 // Usage: wirespeed-sim [--udp-port N] [--dut NAME] [--dut-param KEY=VALUE]... [--max-cycles N]
-//                      [--pcap-wire FILE.pcapng]
+//                      [--pcap-wire FILE.pcapng] [--threads 1|2]
+//
+// --threads 2 evaluates the two parts of a tester built in two (sim_harness.h) on two threads.
 //
 // Prints "WIRESPEED-SIM READY udp=<port>" on stdout once reset is done and the socket is
 // bound. Stops on SIGTERM/SIGINT, when the parent process dies, after --max-cycles, or on
@@ -36,6 +38,7 @@ constexpr uint64_t kBusyCycles = 4096;
 struct Options {
     uint16_t udp_port = 0;
     std::string pcap_wire;  // pcapng file of the four wires (pcap_wire.h), empty: none
+    unsigned threads = 1;
     ws::cli::DutOptions dut;
 };
 
@@ -46,11 +49,13 @@ int main(int argc, char** argv) {
     ws::cli::Parser cli("wirespeed-sim");
     cli.help([] {
         std::printf("usage: wirespeed-sim [--udp-port N] [--dut %s] "
-                    "[--dut-param KEY=VALUE]... [--max-cycles N] [--pcap-wire FILE.pcapng]\n",
-                    ws::known_dut_models());
+                    "[--dut-param KEY=VALUE]... [--max-cycles N] [--pcap-wire FILE.pcapng] [--threads 1|%u]\n",
+                    ws::known_dut_models(), ws::SimHarness::parts());
     });
     cli.integer("--udp-port", 0, 65535, [&opt](long long v) { opt.udp_port = uint16_t(v); });
     cli.option("--pcap-wire", [&opt](const std::string& v) { opt.pcap_wire = v; });
+    // one thread per part of the tester at most
+    cli.integer("--threads", 1, ws::SimHarness::parts(), [&opt](long long v) { opt.threads = unsigned(v); });
     ws::cli::add_dut_options(cli, opt.dut);
     cli.parse(argc, argv);
 
@@ -74,7 +79,7 @@ int main(int argc, char** argv) {
         }
     }
 
-    ws::SimHarness sim(std::move(a), std::move(b));
+    ws::SimHarness sim(std::move(a), std::move(b), opt.threads);
     sim.record(wire.get());
     sim.reset(kResetCycles);
 
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
                  " out_of_range=%" PRIu64 " send_errors=%" PRIu64 "\n",
                  eb.packets, eb.probes, eb.malformed, eb.reads, eb.writes, eb.out_of_range,
                  udp->send_errors());
+    std::fprintf(stderr, "WIRESPEED-SIM MODEL parts=%u threads=%u\n", ws::SimHarness::parts(), opt.threads);
     run.print_exit(sim.cycles());
     return 0;
 }

@@ -315,8 +315,8 @@ def test_crash_during_run_is_reported(fixture_binary):
     (["--udp-port", "70000"], "--udp-port must be an integer 0..65535, got '70000'"),
     (["--udp-port", "+1"], "--udp-port must be an integer 0..65535, got '+1'"),
     (["--udp-port"], "--udp-port needs a value"),
-    (["--vcd", "x.vcd"], "unknown argument '--vcd', allowed: --udp-port, "
-                         "--pcap-wire, --dut, --dut-param, --tap-netns, --tap-if0, --tap-if1, --max-cycles, --help"),
+    (["--vcd", "x.vcd"], "unknown argument '--vcd', allowed: --udp-port, --pcap-wire, --threads, "
+                         "--dut, --dut-param, --tap-netns, --tap-if0, --tap-if1, --max-cycles, --help"),
 ])
 def test_cli_errors(fixture_binary, args, message):
     check_error(fixture_binary, "wirespeed-sim", args, message)

@@ -62,7 +62,7 @@ public:
         top_->clk = 0;
         top_->rst = 0;
         top_->uart_rx = 1;
-        ws::idle_rx(*top_);
+        ws::idle_rx(*top_, *top_);
         top_->eval();
     }
 
@@ -70,7 +70,7 @@ public:
 
     inline void tick() {
         Vwirespeed_uart_sim_top& t = *top_;
-        ws::step_duts(t, *a_, *b_);
+        ws::step_duts(t, t, *a_, *b_);
         t.uart_rx = link_.tick(t.uart_tx);
         t.clk = 1;
         t.eval();
